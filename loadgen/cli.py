@@ -1,0 +1,130 @@
+"""The ``loadgen`` command line.
+
+    loadgen run counter --design single --users 20 --duration 30s --out results.json
+
+Bad input is reported on one line with exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from loadgen.errors import ConfigError, HarnessError
+from loadgen.runner import WORKLOADS, RunConfig
+
+__all__ = ["load_config_file", "main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loadgen", description="Partition Heat: load tests that show DynamoDB's hot keys."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser(
+        "run",
+        help="run a workload headless and print its summary",
+        description="Run a workload headless with Locust. Flags not listed here go to Locust "
+        "and the workload (e.g. --shards 20, --mix increment=1,read=1, --retry-mode standard).",
+    )
+    run.add_argument("workload", help=f"one of {', '.join(WORKLOADS)}, or a locustfile path")
+    run.add_argument("--config", help="YAML or TOML file with any of these settings")
+    run.add_argument("--users", "-u", type=int, help="concurrent users (default 10)")
+    run.add_argument("--spawn-rate", "-r", type=float, help="users started per second")
+    run.add_argument("--duration", "-t", help="run time, e.g. 30s, 2m (default 30s)")
+    run.add_argument("--design", help="key design of the workload")
+    run.add_argument("--distribution", help="key distribution, e.g. zipf:1.2 (default zipf:0.99)")
+    run.add_argument("--keys", type=int, help="key space size (default 1000)")
+    run.add_argument("--seed", type=int, help="seed for key choice (default 1)")
+    run.add_argument("--out", help="write the results as JSON to this file")
+    run.add_argument("--endpoint", help="DynamoDB endpoint URL (default: an embedded target)")
+    run.add_argument("--aws", action="store_true", help="run against real DynamoDB")
+    run.add_argument("--region", help="AWS region")
+    return parser
+
+
+def load_config_file(path: str) -> dict[str, Any]:
+    """Settings from a YAML (.yaml/.yml) or TOML (.toml) file."""
+    file = Path(path)
+    try:
+        text = file.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path!r}: {e.strerror}") from None
+    try:
+        if file.suffix == ".toml":
+            import tomllib
+
+            data: Any = tomllib.loads(text)
+        elif file.suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            raise ConfigError(f"config file {path!r} must end in .yaml, .yml or .toml")
+    except ConfigError:
+        raise
+    except Exception as e:
+        raise ConfigError(f"config file {path!r} is not valid: {e}".splitlines()[0]) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path!r} must hold a mapping of settings")
+    return data
+
+
+def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
+    settings: dict[str, Any] = {}
+    if args.config:
+        settings = load_config_file(args.config)
+    known = {f.name for f in fields(RunConfig)} - {"workload", "locust_args"}
+    options = settings.pop("options", {}) or {}
+    for key in settings:
+        if key.replace("-", "_") not in known:
+            raise ConfigError(
+                f"unknown setting {key!r} in {args.config} (expected: {', '.join(sorted(known))}, "
+                "or an 'options' mapping of workload flags)"
+            )
+    values = {key.replace("-", "_"): value for key, value in settings.items()}
+    for name in known:
+        flag = getattr(args, name, None)
+        if flag not in (None, False):
+            values[name] = flag
+    if not isinstance(options, dict):
+        raise ConfigError(f"'options' in {args.config} must be a mapping of workload flags")
+    locust_args: list[str] = []
+    for key, value in options.items():
+        flag = "--" + str(key).replace("_", "-")
+        if value is True:
+            locust_args.append(flag)
+        elif value is not False:
+            locust_args += [flag, str(value)]
+    try:
+        return RunConfig(workload=args.workload, locust_args=locust_args + extra, **values)
+    except TypeError as e:
+        raise ConfigError(str(e)) from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    try:
+        if args.command == "run":
+            from loadgen.runner import run
+
+            config = _run_config(args, extra)
+            for name in ("users", "keys", "seed"):
+                if not isinstance(getattr(config, name), int):
+                    raise ConfigError(f"{name} must be an integer (got {getattr(config, name)!r})")
+            run(config)
+    except HarnessError as e:
+        print(f"loadgen: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

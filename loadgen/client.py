@@ -1,0 +1,235 @@
+"""The DynamoDB client every workload calls: one Locust request event per call.
+
+botocore retries throttled requests without telling anyone (the legacy mode retries a throttle
+up to ten attempts in all), so a call that "succeeded" may have been throttled several times.
+`DynamoClient` watches every attempt through botocore's ``needs-retry`` event and reports, per
+call, the attempts, the throttled attempts and the final outcome.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import botocore.config
+import botocore.exceptions
+from botocore import xform_name
+from locust.exception import RescheduleTask
+
+from loadgen.errors import ConfigError
+
+__all__ = [
+    "RETRY_MODES",
+    "THROTTLE_CODES",
+    "DynamoClient",
+    "DynamoDBError",
+    "RetryPolicy",
+    "is_throttle",
+]
+
+THROTTLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+    }
+)
+"""Error codes DynamoDB answers a throttled request with."""
+
+RETRY_MODES = ("legacy", "standard", "adaptive", "none")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How the SDK retries: botocore's mode and its total attempt count.
+
+    ``RetryPolicy("none")`` makes one attempt per call, so every throttle is a final failure.
+    """
+
+    mode: str = "legacy"
+    """One of legacy (botocore's default for DynamoDB), standard, adaptive or none."""
+    max_attempts: int | None = None
+    """Total attempts per call; None keeps the mode's default (10 for legacy, 3 otherwise)."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in RETRY_MODES:
+            raise ConfigError(
+                f"unknown retry mode {self.mode!r} (expected one of: {', '.join(RETRY_MODES)})"
+            )
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise ConfigError(f"max attempts must be >= 1 (got {self.max_attempts})")
+
+    def botocore_config(self) -> botocore.config.Config:
+        if self.mode == "none":
+            retries: dict[str, Any] = {"mode": "standard", "total_max_attempts": 1}
+        else:
+            retries = {"mode": self.mode}
+            if self.max_attempts is not None:
+                retries["total_max_attempts"] = self.max_attempts
+        return botocore.config.Config(retries=retries, max_pool_connections=100)
+
+
+def is_throttle(parsed: dict[str, Any]) -> bool:
+    """Whether a parsed DynamoDB error response is a throttle.
+
+    A transaction is throttled when it is cancelled with a ``ThrottlingError`` reason.
+    """
+    error = parsed.get("Error") or {}
+    code = error.get("Code")
+    if code in THROTTLE_CODES:
+        return True
+    if code == "TransactionCanceledException":
+        reasons = parsed.get("CancellationReasons") or []
+        return any(r.get("Code") == "ThrottlingError" for r in reasons)
+    return False
+
+
+class DynamoDBError(RescheduleTask):
+    """A call's final failure, named by its error code so Locust groups failures by code.
+
+    It is a `RescheduleTask`: raised out of a task, Locust moves on to the user's next task
+    without logging a traceback; the failure itself was already reported as a request event.
+    """
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(code)
+        self.code = code
+        self.message = message
+
+
+class _Attempts(threading.local):
+    # Under Locust the standard library is monkey-patched, so this is greenlet-local: one
+    # call's botocore handlers run in the greenlet that made the call.
+    attempts = 0
+    throttled = 0
+
+
+class DynamoClient:
+    """A botocore DynamoDB client that reports each call to Locust.
+
+        client = DynamoClient(environment, endpoint_url="http://127.0.0.1:8000")
+        client.call("UpdateItem", "counter.increment", table="counters", pk="GLOBAL_COUNTER",
+                    Key={"pk": {"S": "GLOBAL_COUNTER"}}, UpdateExpression="ADD n :one",
+                    ExpressionAttributeValues={":one": {"N": "1"}})
+
+    Each call fires ``environment.events.request`` once: ``request_type`` is the DynamoDB
+    operation, ``name`` the access pattern, and ``context`` carries the table, index, partition
+    and sort keys, consumed capacity, attempts, retries and throttled attempts. Keys never go
+    into ``name``: Locust keeps one stats entry per name.
+    """
+
+    def __init__(
+        self,
+        environment: Any,
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        retry: RetryPolicy | None = None,
+        return_consumed_capacity: str = "TOTAL",
+        session: boto3.session.Session | None = None,
+    ) -> None:
+        self.environment = environment
+        self.retry = retry or RetryPolicy()
+        self.return_consumed_capacity = return_consumed_capacity
+        session = session or boto3.session.Session()
+        self.botocore = session.client(
+            "dynamodb",
+            endpoint_url=endpoint_url,
+            region_name=region or session.region_name or "us-east-1",
+            config=self.retry.botocore_config(),
+        )
+        self._attempts = _Attempts()
+        # needs-retry is emitted to every handler after every attempt, success or not.
+        self.botocore.meta.events.register("needs-retry.dynamodb", self._on_attempt)
+
+    def _on_attempt(
+        self,
+        attempts: int,
+        response: tuple[Any, dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._attempts.attempts = attempts
+        if response is not None and is_throttle(response[1]):
+            self._attempts.throttled += 1
+
+    def call(
+        self,
+        operation: str,
+        name: str,
+        *,
+        table: str,
+        pk: str | None = None,
+        sk: str | None = None,
+        index: str | None = None,
+        partition_keys: Sequence[str] | None = None,
+        index_keys: Mapping[str, Sequence[str]] | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """Call ``operation`` with ``params`` and report it as access pattern ``name``.
+
+        ``pk``/``sk`` name the key a single-item call touches; multi-item calls (batches,
+        transactions) pass every partition key they touch as ``partition_keys``. A write that
+        also writes GSI entries names their partition keys per index in ``index_keys``, so GSI
+        heat is seen too. Returns the
+        parsed response; a final failure is reported to Locust and raised as `DynamoDBError`.
+        """
+        if self.return_consumed_capacity != "NONE":
+            params.setdefault("ReturnConsumedCapacity", self.return_consumed_capacity)
+        method = getattr(self.botocore, xform_name(operation))
+        self._attempts.attempts = 0
+        self._attempts.throttled = 0
+        response: dict[str, Any] = {}
+        error: DynamoDBError | None = None
+        start_time = time.time()
+        start = time.perf_counter()
+        try:
+            response = method(**params)
+        except botocore.exceptions.ClientError as e:
+            err = e.response.get("Error", {})
+            error = DynamoDBError(err.get("Code", "Unknown"), err.get("Message", ""))
+        except botocore.exceptions.BotoCoreError as e:
+            error = DynamoDBError(type(e).__name__, str(e))
+        response_time_ms = (time.perf_counter() - start) * 1000.0
+        attempts = max(self._attempts.attempts, 1)
+        context = {
+            "table": table,
+            "index": index,
+            "partition_key": pk,
+            "sort_key": sk,
+            "partition_keys": list(partition_keys) if partition_keys is not None else [pk],
+            "index_keys": dict(index_keys) if index_keys else {},
+            "consumed_capacity": response.get("ConsumedCapacity"),
+            "attempts": attempts,
+            "retries": attempts - 1,
+            "throttled_attempts": self._attempts.throttled,
+            "unprocessed": _unprocessed_count(response),
+            "error_code": error.code if error else None,
+        }
+        self.environment.events.request.fire(
+            request_type=operation,
+            name=name,
+            start_time=start_time,
+            response_time=response_time_ms,
+            response_length=0,
+            response=response,
+            context=context,
+            exception=error,
+            url=None,
+        )
+        if error is not None:
+            raise error
+        return response
+
+
+def _unprocessed_count(response: dict[str, Any]) -> int:
+    """Items a batch call left unprocessed (DynamoDB's partial throttle of a batch)."""
+    count = 0
+    for requests in (response.get("UnprocessedItems") or {}).values():
+        count += len(requests)
+    for keys_and_attributes in (response.get("UnprocessedKeys") or {}).values():
+        count += len(keys_and_attributes.get("Keys", []))
+    return count

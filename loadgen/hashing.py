@@ -1,0 +1,36 @@
+"""The one partition-key hash of the project.
+
+DynamoDB hashes the partition key with an internal, unpublished function. Any well-mixed hash
+serves a model; we use MD5 of the key's bytes, as the dynalite emulator does, and read the first
+8 bytes as an unsigned big-endian integer. The partition model places partitions on equal
+ranges of this 64-bit space, and the heat exporter buckets keys by the same value, so a heat
+bucket and a modeled partition cover the same keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+__all__ = ["HASH_SPACE", "bucket_of", "key_bytes", "partition_hash"]
+
+HASH_SPACE = 1 << 64
+"""Size of the hash space: partition hashes lie in ``[0, HASH_SPACE)``."""
+
+
+def key_bytes(value: str | bytes | int | float) -> bytes:
+    """The bytes hashed for a partition-key value (S as UTF-8, N as its decimal text, B raw)."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return str(value).encode("ascii")
+
+
+def partition_hash(value: str | bytes | int | float) -> int:
+    """64-bit hash of a partition-key value."""
+    return int.from_bytes(hashlib.md5(key_bytes(value), usedforsecurity=False).digest()[:8], "big")
+
+
+def bucket_of(value: str | bytes | int | float, buckets: int) -> int:
+    """Index in ``[0, buckets)`` of the equal slice of the hash space holding ``value``."""
+    return (partition_hash(value) * buckets) >> 64

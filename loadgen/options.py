@@ -1,0 +1,151 @@
+"""The workload options: Locust command-line arguments shared by every workload.
+
+They are added to Locust's own parser, so ``locust -f workloads/counter.py --design sharded``
+works as well as ``loadgen run counter --design sharded``, and Locust's master hands them to
+its workers in distributed mode. Workload-specific options (``--shards``, ``--clock-speed``,
+...) are added by the workload through `add_argument`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from loadgen import distributions
+from loadgen.client import RETRY_MODES, RetryPolicy
+from loadgen.errors import ConfigError
+
+__all__ = ["WorkloadOptions", "add_argument", "add_common_arguments", "parse_mix"]
+
+
+def add_argument(parser: Any, flag: str, **kwargs: Any) -> None:
+    """Add ``flag`` to Locust's parser unless a workload loaded earlier already added it."""
+    if flag in parser._option_string_actions:
+        return
+    group = _group(parser)
+    group.add_argument(flag, **kwargs)
+
+
+def _group(parser: Any) -> Any:
+    group = getattr(parser, "_loadgen_group", None)
+    if group is None:
+        group = parser.add_argument_group("Partition Heat workload options")
+        parser._loadgen_group = group
+    return group
+
+
+def add_common_arguments(parser: Any) -> None:
+    """The options every workload understands."""
+    add_argument(parser, "--design", default=None, help="Key design (each workload lists its own)")
+    add_argument(
+        parser,
+        "--distribution",
+        default="zipf:0.99",
+        help="Key distribution: uniform, zipf:S, hotspot:DATA:OPS, latest, sequential, "
+        "exponential:P (default zipf:0.99)",
+    )
+    add_argument(parser, "--keys", type=int, default=1000, help="Size of the key space")
+    add_argument(parser, "--seed", type=int, default=1, help="Seed for key choice")
+    add_argument(
+        parser, "--scramble", action="store_true", help="Scatter hot ranks over the key space"
+    )
+    add_argument(parser, "--mix", default="", help="Operation mix, e.g. put=8,query=1")
+    add_argument(parser, "--table", default=None, help="Table name (default: per workload)")
+    add_argument(
+        parser,
+        "--create-table",
+        action="store_true",
+        help="Create the table when missing against real AWS (local targets always may)",
+    )
+    add_argument(
+        parser, "--retry-mode", default="legacy", help=f"SDK retry mode: {', '.join(RETRY_MODES)}"
+    )
+    add_argument(
+        parser, "--max-attempts", type=int, default=None, help="SDK attempts per call in all"
+    )
+    add_argument(parser, "--region", default=None, help="AWS region (default: the SDK's)")
+
+
+def parse_mix(text: str, defaults: Mapping[str, int]) -> dict[str, int]:
+    """Parse ``put=8,query=1`` into weights over ``defaults``' operations.
+
+    Operations not named keep their default weight; naming an unknown one is an error.
+    """
+    mix = dict(defaults)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, weight = part.partition("=")
+        if name not in defaults:
+            raise ConfigError(
+                f"unknown operation {name!r} in --mix (expected: {', '.join(sorted(defaults))})"
+            )
+        try:
+            value = int(weight) if sep else -1
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise ConfigError(f"--mix weight for {name!r} must be an integer >= 0 (got {part!r})")
+        mix[name] = value
+    if not any(mix.values()):
+        raise ConfigError(f"--mix {text!r} leaves every operation at weight 0")
+    return mix
+
+
+@dataclass(frozen=True)
+class WorkloadOptions:
+    """The validated options one workload runs with."""
+
+    design: str
+    distribution: str
+    keys: int
+    seed: int
+    scramble: bool
+    mix: dict[str, int]
+    table: str
+    create_table: bool
+    retry: RetryPolicy
+    region: str | None
+    endpoint_url: str | None
+
+    @classmethod
+    def from_parsed(
+        cls,
+        parsed: Any,
+        *,
+        designs: tuple[str, ...],
+        default_table: str,
+        default_mix: Mapping[str, int],
+        host: str | None = None,
+    ) -> WorkloadOptions:
+        """Validate Locust's parsed options for a workload; raise `ConfigError` naming the value."""
+        design = parsed.design or designs[0]
+        if design not in designs:
+            raise ConfigError(f"unknown design {design!r} (expected one of: {', '.join(designs)})")
+        if parsed.keys < 1:
+            raise ConfigError(f"--keys must be >= 1 (got {parsed.keys})")
+        distributions.validate_spec(parsed.distribution)
+        endpoint = host or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None
+        endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+        return cls(
+            design=design,
+            distribution=parsed.distribution,
+            keys=parsed.keys,
+            seed=parsed.seed,
+            scramble=parsed.scramble,
+            mix=parse_mix(parsed.mix or "", default_mix),
+            table=parsed.table or default_table,
+            create_table=parsed.create_table or endpoint is not None,
+            retry=RetryPolicy(parsed.retry_mode, parsed.max_attempts),
+            region=parsed.region,
+            endpoint_url=endpoint,
+        )
+
+    def key_chooser(self, stream: int) -> distributions.KeyChooser:
+        """A key generator for one user: seeded by the run seed and the user's number."""
+        return distributions.parse(
+            self.distribution,
+            self.keys,
+            seed=self.seed * 1_000_003 + stream,
+            scramble=self.scramble,
+        )

@@ -1,0 +1,267 @@
+"""``loadgen run``: a headless Locust run of one workload against one target.
+
+The run is Locust itself, in this process: the workload's locustfile is loaded as
+``locust -f`` would load it, its options go through Locust's own parser, and a local runner
+spawns the users. Around it we choose and start the target, print a progress line, and at the
+end print the summary and write the results file, also when the run is interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loadgen.errors import ConfigError, CredentialsError
+
+__all__ = ["WORKLOADS", "RunConfig", "find_locustfile", "run"]
+
+log = logging.getLogger(__name__)
+
+WORKLOADS = ("counter", "orders", "sensor")
+LOCAL_CREDENTIALS = {
+    # DynamoDB Local wants an alphanumeric access key id; moto accepts anything.
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@dataclass
+class RunConfig:
+    """Everything ``loadgen run`` needs, from flags and/or a config file."""
+
+    workload: str
+    users: int = 10
+    spawn_rate: float | None = None
+    duration: str = "30s"
+    design: str | None = None
+    distribution: str = "zipf:0.99"
+    keys: int = 1000
+    seed: int = 1
+    out: str | None = None
+    endpoint: str | None = None
+    aws: bool = False
+    region: str | None = None
+    locust_args: list[str] = field(default_factory=list)
+    """Further flags for Locust's parser: the workload's own (``--shards 20``) and Locust's."""
+
+    def validate(self) -> None:
+        if self.workload not in WORKLOADS and not self.workload.endswith(".py"):
+            raise ConfigError(
+                f"unknown workload {self.workload!r} (expected one of: {', '.join(WORKLOADS)}, "
+                "or a path to a locustfile)"
+            )
+        if self.users < 1:
+            raise ConfigError(f"--users must be >= 1 (got {self.users})")
+        if self.spawn_rate is not None and self.spawn_rate <= 0:
+            raise ConfigError(f"--spawn-rate must be > 0 (got {self.spawn_rate})")
+        if self.keys < 1:
+            raise ConfigError(f"--keys must be >= 1 (got {self.keys})")
+        if self.aws and self.endpoint:
+            raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
+        self.duration_s()
+        from loadgen import distributions
+
+        distributions.validate_spec(self.distribution)
+
+    def duration_s(self) -> int:
+        from locust.util.timespan import parse_timespan
+
+        try:
+            seconds = int(parse_timespan(self.duration))
+        except ValueError:
+            seconds = 0
+        if seconds < 1:
+            raise ConfigError(
+                f"--duration must be a time span of at least 1s like 30s, 2m or 1h30m "
+                f"(got {self.duration!r})"
+            )
+        return seconds
+
+    def locust_argv(self, locustfile: Path, host: str | None) -> list[str]:
+        argv = [
+            "-f",
+            str(locustfile),
+            "--headless",
+            "--users",
+            str(self.users),
+            "--spawn-rate",
+            str(self.spawn_rate or self.users),
+            "--run-time",
+            f"{self.duration_s()}s",
+            "--distribution",
+            self.distribution,
+            "--keys",
+            str(self.keys),
+            "--seed",
+            str(self.seed),
+        ]
+        if host:
+            argv += ["--host", host]
+        if self.design:
+            argv += ["--design", self.design]
+        if self.region:
+            argv += ["--region", self.region]
+        return argv + self.locust_args
+
+
+def find_locustfile(workload: str) -> Path:
+    """The locustfile of a named workload, or the path given."""
+    if workload.endswith(".py"):
+        path = Path(workload)
+        if not path.is_file():
+            raise ConfigError(f"locustfile {workload!r} does not exist")
+        return path
+    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
+        path = base / "workloads" / f"{workload}.py"
+        if path.is_file():
+            return path
+    raise ConfigError(
+        f"cannot find workloads/{workload}.py (run from the project directory, "
+        "or give the locustfile's path)"
+    )
+
+
+@contextlib.contextmanager
+def _target(config: RunConfig) -> Iterator[tuple[str | None, str]]:
+    """Yield (endpoint URL or None for AWS, a description of the target)."""
+    from loadgen import targets
+
+    endpoint = config.endpoint or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
+    endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL")
+    if config.aws:
+        yield None, _describe_aws(config.region)
+        return
+    for name, value in LOCAL_CREDENTIALS.items():
+        os.environ.setdefault(name, value)
+    if endpoint:
+        targets.probe(endpoint, timeout=5.0)
+        yield endpoint, endpoint
+        return
+    with targets.EmbeddedMoto() as server:
+        yield server.endpoint_url, f"embedded ({server.endpoint_url})"
+
+
+def _describe_aws(region: str | None) -> str:
+    """Say which account and region a real-AWS run will hit; fail early without credentials."""
+    import boto3
+    import botocore.exceptions
+
+    session = boto3.session.Session(region_name=region)
+    if session.get_credentials() is None:
+        raise CredentialsError(
+            "no AWS credentials found for --aws (configure a profile, AWS_ACCESS_KEY_ID/"
+            "AWS_SECRET_ACCESS_KEY, or an instance role)"
+        )
+    if not session.region_name:
+        raise CredentialsError("no AWS region for --aws (pass --region or set AWS_REGION)")
+    try:
+        account = session.client("sts").get_caller_identity()["Account"]
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as e:
+        raise CredentialsError(f"cannot identify the AWS account for --aws: {e}") from None
+    return f"AWS account {account}, region {session.region_name}"
+
+
+def run(config: RunConfig) -> dict[str, Any]:
+    """Run the load test and return its results (also written to ``config.out``)."""
+    config.validate()
+    locustfile = find_locustfile(config.workload)
+    with _target(config) as (endpoint, description):
+        print(f"Target: {description}", file=sys.stderr, flush=True)
+        return _run_locust(config, locustfile, endpoint, description)
+
+
+def _run_locust(
+    config: RunConfig, locustfile: Path, endpoint: str | None, description: str
+) -> dict[str, Any]:
+    # Locust monkey-patches the standard library when imported: import it only here, after
+    # the target (a child process) has started.
+    import gevent
+    import locust
+    from locust.argument_parser import get_parser
+    from locust.env import Environment
+    from locust.util.load_locustfile import load_locustfile
+
+    from loadgen.results import build_results, format_summary, write_results
+    from loadgen.user import DynamoUser, prepare
+
+    _, user_classes, shape_class = load_locustfile(str(locustfile))
+    workloads = [c for c in user_classes.values() if issubclass(c, DynamoUser)]
+    if not workloads:
+        raise ConfigError(f"{locustfile} defines no DynamoUser workload")
+    parser = get_parser(default_config_files=[])
+    argv = config.locust_argv(locustfile, endpoint)
+    try:
+        parsed = parser.parse_args(argv)
+    except SystemExit:
+        raise ConfigError(f"Locust rejected the options {' '.join(config.locust_args)}") from None
+    environment = Environment(
+        user_classes=list(user_classes.values()),
+        shape_class=shape_class,
+        events=locust.events,
+        host=endpoint,
+        parsed_options=parsed,
+        locustfile=str(locustfile),
+    )
+    options = prepare(environment, workloads[0])
+    runner = environment.create_local_runner()
+    locust.events.init.fire(environment=environment, runner=runner, web_ui=None)
+    recorder = environment.loadgen_recorder
+    run_info = {
+        "workload": config.workload,
+        "design": options.design,
+        "distribution": options.distribution,
+        "keys": options.keys,
+        "seed": options.seed,
+        "users": config.users,
+        "target": description,
+        "scale": None,
+        "started_at": time.time(),
+    }
+    progress = gevent.spawn(_progress, environment, recorder)
+    started = time.monotonic()
+    runner.start(config.users, spawn_rate=config.spawn_rate or config.users)
+    stopper = gevent.spawn_later(config.duration_s(), runner.quit)
+    interrupted = False
+    try:
+        runner.greenlet.join()
+    except KeyboardInterrupt:
+        interrupted = True
+        runner.quit()
+    finally:
+        stopper.kill()
+        progress.kill()
+    duration = time.monotonic() - started
+    results = build_results(environment.stats, recorder, run=run_info, duration_s=duration)
+    results["run"]["interrupted"] = interrupted
+    print(format_summary(results), flush=True)
+    if config.out:
+        write_results(results, config.out)
+        print(f"\nResults written to {config.out}", file=sys.stderr)
+    if interrupted:
+        raise KeyboardInterrupt
+    return results
+
+
+def _progress(environment: Any, recorder: Any, interval: float = 2.0) -> None:
+    import gevent
+
+    start = time.monotonic()
+    while True:
+        gevent.sleep(interval)
+        total = environment.stats.total
+        throttled = sum(c.throttled_attempts for c in recorder.operations.values())
+        print(
+            f"[{time.monotonic() - start:5.0f}s] users {environment.runner.user_count:>4}  "
+            f"requests {total.num_requests:>8}  req/s {total.current_rps:>7.1f}  "
+            f"failures {total.num_failures:>6}  throttled attempts {throttled:>6}",
+            file=sys.stderr,
+            flush=True,
+        )

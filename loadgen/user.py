@@ -1,0 +1,173 @@
+"""The Locust user every workload derives from, and the hooks a locustfile installs.
+
+A workload is a `DynamoUser` subclass naming its designs, its table and its operations (one
+method per operation, weighted by the mix). ``register(WorkloadUser)`` at the bottom of the
+locustfile adds the workload's command-line options to Locust, creates the table on the
+master (or the local runner) when it is missing, and records throttles and hot keys.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import sys
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from locust import User, constant_throughput, events, task
+from locust.runners import WorkerRunner
+
+from loadgen import tables
+from loadgen.client import DynamoClient
+from loadgen.errors import HarnessError
+from loadgen.options import WorkloadOptions, add_argument, add_common_arguments
+from loadgen.recorder import RunRecorder
+
+__all__ = ["DynamoUser", "prepare", "record", "register", "workload_options"]
+
+log = logging.getLogger(__name__)
+
+
+class DynamoUser(User):
+    """A Locust user that runs one workload's operations against DynamoDB.
+
+    class CounterUser(DynamoUser):
+        designs = ("single", "sharded")
+        default_table = "ph-counter"
+        default_mix = {"increment": 9, "read": 1}
+
+        def increment(self) -> None: ...
+        def read(self) -> None: ...
+
+    register(CounterUser)
+    """
+
+    abstract = True
+    designs: ClassVar[tuple[str, ...]] = ()
+    """Key designs, the first being the default."""
+    default_table: ClassVar[str] = ""
+    """Table name used unless --table is given."""
+    default_mix: ClassVar[Mapping[str, int]] = {}
+    """Operation method names and their default weights."""
+
+    _numbers = itertools.count()
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        self.options = workload_options(environment, type(self))
+        self.db = _client(environment, self.options)
+        runner = environment.runner
+        worker = getattr(runner, "worker_index", 0) if runner is not None else 0
+        self.number = worker * 1_000_000 + next(DynamoUser._numbers)
+        self.random = random.Random(self.options.seed * 1_000_003 + self.number)
+        self.keys = self.options.key_chooser(self.number)
+        self._operations = [op for op, weight in self.options.mix.items() if weight > 0]
+        self._weights = [self.options.mix[op] for op in self._operations]
+
+    def wait_time(self) -> float:
+        rate = float(getattr(self.environment.parsed_options, "user_rate", 0) or 0)
+        if rate > 0:
+            return float(constant_throughput(rate)(self))
+        return 0.0
+
+    @task
+    def step(self) -> None:
+        operation = self.random.choices(self._operations, self._weights)[0]
+        getattr(self, operation)()
+
+    @classmethod
+    def add_arguments(cls, parser: Any) -> None:
+        """Add the workload's own command-line options (override and call super)."""
+
+    @classmethod
+    def create_table_request(cls, options: WorkloadOptions) -> dict[str, Any]:
+        """The CreateTable parameters of the workload's table."""
+        raise NotImplementedError
+
+
+def workload_options(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
+    """The workload's validated options, parsed once per process."""
+    cache: dict[type[DynamoUser], WorkloadOptions] = environment.__dict__.setdefault(
+        "_loadgen_options", {}
+    )
+    options = cache.get(user_class)
+    if options is None:
+        options = cache[user_class] = WorkloadOptions.from_parsed(
+            environment.parsed_options,
+            designs=user_class.designs,
+            default_table=user_class.default_table,
+            default_mix=user_class.default_mix,
+            host=environment.host,
+        )
+    return options
+
+
+def _client(environment: Any, options: WorkloadOptions) -> DynamoClient:
+    # One botocore client per process: it is safe to share between greenlets, and creating
+    # one costs tens of milliseconds.
+    client: DynamoClient | None = environment.__dict__.get("_loadgen_client")
+    if client is None:
+        client = DynamoClient(
+            environment,
+            endpoint_url=options.endpoint_url,
+            region=options.region,
+            retry=options.retry,
+        )
+        environment._loadgen_client = client
+    return client
+
+
+def register(user_class: type[DynamoUser]) -> None:
+    """Install a workload's hooks on Locust's events (call once, in the locustfile)."""
+
+    @events.init_command_line_parser.add_listener
+    def _add_arguments(parser: Any, **kwargs: Any) -> None:
+        add_common_arguments(parser)
+        add_argument(
+            parser,
+            "--user-rate",
+            type=float,
+            default=0,
+            help="Tasks per second per user (default 0: as fast as possible)",
+        )
+        user_class.add_arguments(parser)
+
+    @events.init.add_listener
+    def _on_init(environment: Any, **kwargs: Any) -> None:
+        if user_class not in (environment.user_classes or []):
+            return
+        if isinstance(environment.runner, WorkerRunner):
+            record(environment)
+            return  # the master creates the table
+        if environment.__dict__.get("_loadgen_prepared"):
+            return
+        try:
+            prepare(environment, user_class)
+        except HarnessError as e:
+            log.error("%s", e)
+            sys.exit(e.exit_code)
+
+
+def record(environment: Any) -> RunRecorder:
+    """The environment's recorder of throttles and hot keys, registered once."""
+    recorder: RunRecorder | None = environment.__dict__.get("loadgen_recorder")
+    if recorder is None:
+        recorder = environment.loadgen_recorder = RunRecorder.register(environment)
+    return recorder
+
+
+def prepare(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
+    """Validate the workload's options, create its table if missing and start recording.
+
+    Raises `HarnessError` on bad options or an unusable target.
+    """
+    options = workload_options(environment, user_class)
+    tables.ensure_table(
+        _client(environment, options).botocore,
+        user_class.create_table_request(options),
+        create=options.create_table,
+    )
+    record(environment)
+    environment._loadgen_prepared = True
+    return options

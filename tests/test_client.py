@@ -1,0 +1,167 @@
+"""The client wrapper: one request event per call, every throttled attempt counted.
+
+A small HTTP server on 127.0.0.1 plays DynamoDB's throttle responses byte for byte, so the
+real botocore parses them and runs its real retry modes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from locust.event import Events
+
+from loadgen.client import DynamoClient, DynamoDBError, RetryPolicy
+from loadgen.errors import ConfigError
+
+PROVISIONED = {
+    "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+    "message": "The level of configured provisioned throughput for the table was exceeded. "
+    "Consider increasing your provisioning level with the UpdateTable API.",
+}
+
+
+class Script:
+    """How many throttles the server answers before it succeeds."""
+
+    def __init__(self) -> None:
+        self.throttles = 0
+        self.requests = 0
+        self.body: dict[str, Any] = PROVISIONED
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, Script]]:
+    script = Script()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            script.requests += 1
+            if script.throttles > 0:
+                script.throttles -= 1
+                status, body = 400, script.body
+            else:
+                status, body = 200, {"ConsumedCapacity": {"TableName": "t", "CapacityUnits": 1.0}}
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/x-amz-json-1.0")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", script
+    httpd.shutdown()
+    httpd.server_close()
+
+
+class FakeEnvironment:
+    def __init__(self) -> None:
+        self.events = Events()
+        self.fired: list[dict[str, Any]] = []
+        self.events.request.add_listener(lambda **kw: self.fired.append(kw))
+
+
+def _client(endpoint: str, retry: RetryPolicy) -> tuple[DynamoClient, FakeEnvironment]:
+    env = FakeEnvironment()
+    return DynamoClient(env, endpoint_url=endpoint, region="us-east-1", retry=retry), env
+
+
+def _put(client: DynamoClient) -> dict[str, Any]:
+    return client.call(
+        "PutItem",
+        "test.put",
+        table="t",
+        pk="GLOBAL_COUNTER",
+        TableName="t",
+        Item={"pk": {"S": "GLOBAL_COUNTER"}},
+    )
+
+
+def test_success_after_throttles_counts_each_throttled_attempt(server) -> None:
+    endpoint, script = server
+    script.throttles = 3
+    client, env = _client(endpoint, RetryPolicy("legacy"))
+    response = _put(client)
+    assert response["ConsumedCapacity"]["CapacityUnits"] == 1.0
+    assert script.requests == 4
+    assert len(env.fired) == 1
+    event = env.fired[0]
+    assert event["request_type"] == "PutItem"
+    assert event["name"] == "test.put"
+    assert event["exception"] is None
+    assert isinstance(event["response_time"], float) and event["response_time"] > 0
+    context = event["context"]
+    assert context["attempts"] == 4
+    assert context["retries"] == 3
+    assert context["throttled_attempts"] == 3
+    assert context["partition_key"] == "GLOBAL_COUNTER"
+    assert context["partition_keys"] == ["GLOBAL_COUNTER"]
+    assert context["consumed_capacity"] == {"TableName": "t", "CapacityUnits": 1.0}
+    assert "GLOBAL_COUNTER" not in event["name"]
+
+
+@pytest.mark.parametrize(
+    ("retry", "attempts"),
+    [(RetryPolicy("none"), 1), (RetryPolicy("standard", 2), 2), (RetryPolicy("legacy", 4), 4)],
+)
+def test_final_failure_after_exhausted_attempts(server, retry: RetryPolicy, attempts: int) -> None:
+    endpoint, script = server
+    script.throttles = 100
+    client, env = _client(endpoint, retry)
+    with pytest.raises(DynamoDBError) as raised:
+        _put(client)
+    assert raised.value.code == "ProvisionedThroughputExceededException"
+    assert script.requests == attempts
+    (event,) = env.fired
+    assert event["exception"] is raised.value
+    assert event["context"]["throttled_attempts"] == attempts
+    assert event["context"]["retries"] == attempts - 1
+    assert event["context"]["error_code"] == "ProvisionedThroughputExceededException"
+
+
+def test_transaction_cancelled_for_throttling_counts_as_throttle(server) -> None:
+    endpoint, script = server
+    script.throttles = 1
+    script.body = {
+        "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+        "message": "Transaction cancelled, please refer cancellation reasons for specific "
+        "reasons [ThrottlingError]",
+        "CancellationReasons": [{"Code": "ThrottlingError", "Message": "Throughput exceeds"}],
+    }
+    client, env = _client(endpoint, RetryPolicy("none"))
+    with pytest.raises(DynamoDBError, match="TransactionCanceledException"):
+        client.call(
+            "TransactWriteItems",
+            "test.tx",
+            table="t",
+            partition_keys=["a", "b"],
+            TransactItems=[{"Put": {"TableName": "t", "Item": {"pk": {"S": "a"}}}}],
+        )
+    assert env.fired[0]["context"]["throttled_attempts"] == 1
+    assert env.fired[0]["context"]["partition_keys"] == ["a", "b"]
+
+
+def test_unreachable_endpoint_is_a_final_failure() -> None:
+    client, env = _client("http://127.0.0.1:9", RetryPolicy("none"))
+    with pytest.raises(DynamoDBError) as raised:
+        _put(client)
+    assert raised.value.code == "EndpointConnectionError"
+    assert env.fired[0]["context"]["error_code"] == "EndpointConnectionError"
+
+
+def test_retry_policy_validation() -> None:
+    with pytest.raises(ConfigError, match="'sometimes'"):
+        RetryPolicy("sometimes")
+    with pytest.raises(ConfigError, match=r"got 0"):
+        RetryPolicy("standard", 0)
