@@ -42,6 +42,10 @@ THROTTLE_CODES = frozenset(
 
 RETRY_MODES = ("legacy", "standard", "adaptive", "none")
 
+_MULTI_TABLE_OPERATIONS = frozenset(
+    {"BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems"}
+)
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -177,6 +181,8 @@ class DynamoClient:
         heat is seen too. Returns the
         parsed response; a final failure is reported to Locust and raised as `DynamoDBError`.
         """
+        if operation not in _MULTI_TABLE_OPERATIONS:
+            params.setdefault("TableName", table)
         if self.return_consumed_capacity != "NONE":
             params.setdefault("ReturnConsumedCapacity", self.return_consumed_capacity)
         method = getattr(self.botocore, xform_name(operation))

@@ -141,7 +141,7 @@ class WorkloadOptions:
             endpoint_url=endpoint,
         )
 
-    def key_chooser(self, stream: int) -> distributions.KeyChooser:
+    def key_chooser(self, stream: int) -> distributions.Distribution:
         """A key generator for one user: seeded by the run seed and the user's number."""
         return distributions.parse(
             self.distribution,

@@ -192,7 +192,7 @@ def _run_locust(
     from loadgen.results import build_results, format_summary, write_results
     from loadgen.user import DynamoUser, prepare
 
-    _, user_classes, shape_class = load_locustfile(str(locustfile))
+    user_classes, shape_classes = load_locustfile(str(locustfile))
     workloads = [c for c in user_classes.values() if issubclass(c, DynamoUser)]
     if not workloads:
         raise ConfigError(f"{locustfile} defines no DynamoUser workload")
@@ -204,7 +204,7 @@ def _run_locust(
         raise ConfigError(f"Locust rejected the options {' '.join(config.locust_args)}") from None
     environment = Environment(
         user_classes=list(user_classes.values()),
-        shape_class=shape_class,
+        shape_class=shape_classes[0] if shape_classes else None,
         events=locust.events,
         host=endpoint,
         parsed_options=parsed,
