@@ -89,7 +89,7 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     values = {key.replace("-", "_"): value for key, value in settings.items()}
     for name in known:
         flag = getattr(args, name, None)
-        if flag not in (None, False):
+        if flag is not None and flag is not False:
             values[name] = flag
     if not isinstance(options, dict):
         raise ConfigError(f"'options' in {args.config} must be a mapping of workload flags")

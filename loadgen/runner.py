@@ -189,8 +189,8 @@ def _run_locust(
     from locust.env import Environment
     from locust.util.load_locustfile import load_locustfile
 
-    from loadgen.results import build_results, format_summary, write_results
-    from loadgen.user import DynamoUser, prepare
+    from loadgen.results import format_summary, write_results
+    from loadgen.user import DynamoUser, prepare, results_of
 
     user_classes, shape_classes = load_locustfile(str(locustfile))
     workloads = [c for c in user_classes.values() if issubclass(c, DynamoUser)]
@@ -210,23 +210,12 @@ def _run_locust(
         parsed_options=parsed,
         locustfile=str(locustfile),
     )
-    options = prepare(environment, workloads[0])
+    workload = workloads[0]
+    prepare(environment, workload)
     runner = environment.create_local_runner()
     locust.events.init.fire(environment=environment, runner=runner, web_ui=None)
     recorder = environment.loadgen_recorder
-    run_info = {
-        "workload": config.workload,
-        "design": options.design,
-        "distribution": options.distribution,
-        "keys": options.keys,
-        "seed": options.seed,
-        "users": config.users,
-        "target": description,
-        "scale": None,
-        "started_at": time.time(),
-    }
     progress = gevent.spawn(_progress, environment, recorder)
-    started = time.monotonic()
     runner.start(config.users, spawn_rate=config.spawn_rate or config.users)
     stopper = gevent.spawn_later(config.duration_s(), runner.quit)
     interrupted = False
@@ -238,9 +227,14 @@ def _run_locust(
     finally:
         stopper.kill()
         progress.kill()
-    duration = time.monotonic() - started
-    results = build_results(environment.stats, recorder, run=run_info, duration_s=duration)
-    results["run"]["interrupted"] = interrupted
+    results = results_of(
+        environment,
+        workload,
+        workload=config.workload,
+        users=config.users,
+        target=description,
+        interrupted=interrupted,
+    )
     print(format_summary(results), flush=True)
     if config.out:
         write_results(results, config.out)

@@ -23,8 +23,9 @@ from loadgen.client import DynamoClient
 from loadgen.errors import HarnessError
 from loadgen.options import WorkloadOptions, add_argument, add_common_arguments
 from loadgen.recorder import RunRecorder
+from loadgen.results import build_results, write_results
 
-__all__ = ["DynamoUser", "prepare", "record", "register", "workload_options"]
+__all__ = ["DynamoUser", "prepare", "record", "register", "results_of", "workload_options"]
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +132,12 @@ def register(user_class: type[DynamoUser]) -> None:
             default=0,
             help="Tasks per second per user (default 0: as fast as possible)",
         )
+        add_argument(
+            parser,
+            "--results-file",
+            default=None,
+            help="Write the run's results (with throttles and hot keys) as JSON at the end",
+        )
         user_class.add_arguments(parser)
 
     @events.init.add_listener
@@ -147,6 +154,33 @@ def register(user_class: type[DynamoUser]) -> None:
         except HarnessError as e:
             log.error("%s", e)
             sys.exit(e.exit_code)
+
+    @events.quitting.add_listener
+    def _on_quitting(environment: Any, **kwargs: Any) -> None:
+        path = getattr(environment.parsed_options, "results_file", None)
+        if not path or isinstance(environment.runner, WorkerRunner):
+            return
+        if user_class not in (environment.user_classes or []):
+            return
+        write_results(results_of(environment, user_class), path)
+
+
+def results_of(environment: Any, user_class: type[DynamoUser], **run: Any) -> dict[str, Any]:
+    """The results of the environment's run so far (on the master: of all workers)."""
+    options = workload_options(environment, user_class)
+    stats = environment.stats
+    duration = max(stats.total.last_request_timestamp or 0, 0) - stats.total.start_time
+    info = {
+        "workload": run.pop("workload", user_class.__name__),
+        "design": options.design,
+        "distribution": options.distribution,
+        "keys": options.keys,
+        "seed": options.seed,
+        "target": options.endpoint_url or "AWS",
+        "scale": None,
+        **run,
+    }
+    return build_results(stats, record(environment), run=info, duration_s=max(duration, 0.0))
 
 
 def record(environment: Any) -> RunRecorder:
