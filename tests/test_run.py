@@ -8,7 +8,6 @@ the good design's.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
