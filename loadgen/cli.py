@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.errors import ConfigError, HarnessError
-from loadgen.runner import WORKLOADS, RunConfig
+from loadgen.runner import WORKLOADS, Interrupted, RunConfig
 
 __all__ = ["load_config_file", "main"]
 
@@ -120,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             run(config)
     except HarnessError as e:
         print(f"loadgen: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except Interrupted as e:
         return e.exit_code
     except KeyboardInterrupt:
         return 130

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from typing import Any
 
 from loadgen.errors import ConfigError, CredentialsError
 
-__all__ = ["WORKLOADS", "RunConfig", "find_locustfile", "run"]
+__all__ = ["WORKLOADS", "Interrupted", "RunConfig", "find_locustfile", "run"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,14 @@ LOCAL_CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "local",
     "AWS_DEFAULT_REGION": "us-east-1",
 }
+
+
+class Interrupted(Exception):
+    """The run was stopped by a signal; its results were still printed and written."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by signal {signum}")
+        self.exit_code = 128 + signum
 
 
 @dataclass
@@ -218,15 +227,25 @@ def _run_locust(
     progress = gevent.spawn(_progress, environment, recorder)
     runner.start(config.users, spawn_rate=config.spawn_rate or config.users)
     stopper = gevent.spawn_later(config.duration_s(), runner.quit)
-    interrupted = False
+    signals: list[int] = []
+
+    def stop_early(signum: int) -> None:
+        # Stop the users and fall through to the summary: results gathered are kept.
+        signals.append(signum)
+        runner.quit()
+
+    handlers = [
+        gevent.signal_handler(signum, stop_early, signum)
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    ]
     try:
         runner.greenlet.join()
-    except KeyboardInterrupt:
-        interrupted = True
-        runner.quit()
     finally:
+        for handler in handlers:
+            handler.cancel()
         stopper.kill()
         progress.kill()
+    interrupted = bool(signals)
     results = results_of(
         environment,
         workload,
@@ -240,7 +259,7 @@ def _run_locust(
         write_results(results, config.out)
         print(f"\nResults written to {config.out}", file=sys.stderr)
     if interrupted:
-        raise KeyboardInterrupt
+        raise Interrupted(signals[0])
     return results
 
 

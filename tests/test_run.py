@@ -8,6 +8,7 @@ the good design's.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,24 @@ def test_config_file_settings_with_flags_overriding(tmp_path) -> None:
     assert run["design"] == "sharded"
     assert run["distribution"] == "hotspot:0.2:0.8"
     assert run["users"] == 2
+
+
+def test_interrupted_run_still_writes_results(tmp_path) -> None:
+    out = tmp_path / "out.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "loadgen", "run", "counter", "--duration", "60s", "--users", "2",
+         "--out", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    # Wait for the first progress line: the users are running.
+    assert process.stderr is not None
+    for line in process.stderr:
+        if "requests" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    stdout, _ = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGINT
+    assert "Hottest partition keys" in stdout
+    results = json.loads(out.read_text())
+    assert results["run"]["interrupted"] is True
+    assert results["totals"]["requests"] > 0
