@@ -44,7 +44,7 @@ def test_master_merges_two_workers(tmp_path: Path, moto_endpoint: str) -> None:
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         for _ in range(2)
     ]
     try:
