@@ -146,7 +146,7 @@ class RunRecorder:
 
         A key's share is its estimated requests over all key touches of its table (or index).
         """
-        rows = []
+        rows: list[dict[str, Any]] = []
         for scope, sketch in self.keys.items():
             for hitter in sketch.top(k):
                 rows.append(

@@ -199,7 +199,7 @@ def _run_locust(
     from locust.util.load_locustfile import load_locustfile
 
     from loadgen.results import format_summary, write_results
-    from loadgen.user import DynamoUser, prepare, results_of
+    from loadgen.user import DynamoUser, prepare, record, results_of
 
     user_classes, shape_classes = load_locustfile(str(locustfile))
     workloads = [c for c in user_classes.values() if issubclass(c, DynamoUser)]
@@ -222,8 +222,8 @@ def _run_locust(
     workload = workloads[0]
     prepare(environment, workload)
     runner = environment.create_local_runner()
-    locust.events.init.fire(environment=environment, runner=runner, web_ui=None)
-    recorder = environment.loadgen_recorder
+    locust.events.init.fire(environment=environment, runner=runner, web_ui=None)  # type: ignore[no-untyped-call]
+    recorder = record(environment)
     progress = gevent.spawn(_progress, environment, recorder)
     runner.start(config.users, spawn_rate=config.spawn_rate or config.users)
     stopper = gevent.spawn_later(config.duration_s(), runner.quit)

@@ -122,7 +122,7 @@ def _client(environment: Any, options: WorkloadOptions) -> DynamoClient:
 def register(user_class: type[DynamoUser]) -> None:
     """Install a workload's hooks on Locust's events (call once, in the locustfile)."""
 
-    @events.init_command_line_parser.add_listener
+    @events.init_command_line_parser.add_listener  # type: ignore[untyped-decorator]
     def _add_arguments(parser: Any, **kwargs: Any) -> None:
         add_common_arguments(parser)
         add_argument(
@@ -140,7 +140,7 @@ def register(user_class: type[DynamoUser]) -> None:
         )
         user_class.add_arguments(parser)
 
-    @events.init.add_listener
+    @events.init.add_listener  # type: ignore[untyped-decorator]
     def _on_init(environment: Any, **kwargs: Any) -> None:
         if user_class not in (environment.user_classes or []):
             return
@@ -155,7 +155,7 @@ def register(user_class: type[DynamoUser]) -> None:
             log.error("%s", e)
             sys.exit(e.exit_code)
 
-    @events.quitting.add_listener
+    @events.quitting.add_listener  # type: ignore[untyped-decorator]
     def _on_quitting(environment: Any, **kwargs: Any) -> None:
         path = getattr(environment.parsed_options, "results_file", None)
         if not path or isinstance(environment.runner, WorkerRunner):
