@@ -1,0 +1,90 @@
+"""A throttle as DynamoDB reports it: reason, resource ARN, exception name and message.
+
+The partition model decides *that* a request is throttled and why; this module says it in
+DynamoDB's words, so the HTTP emulator can answer with the body the real service sends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["Limit", "Throttle", "resource_arn", "throttle"]
+
+Limit = Literal[
+    "KeyRangeThroughputExceeded",
+    "ProvisionedThroughputExceeded",
+    "AccountLimitExceeded",
+    "MaxOnDemandThroughputExceeded",
+]
+"""Why: a partition's ceiling, provisioned capacity, the per-table quota, the on-demand cap."""
+
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html
+PROVISIONED_MESSAGE = (
+    "The level of configured provisioned throughput for the table was exceeded. "
+    "Consider increasing your provisioning level with the UpdateTable API."
+)
+ON_DEMAND_MESSAGE = (
+    "Throughput exceeds the current capacity of your table or index. DynamoDB is "
+    "automatically scaling your table or index so please try again shortly. If exceptions "
+    "persist, check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/"
+    "developerguide/bp-partition-key-design.html"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Throttle:
+    """Why a request was throttled, in the terms DynamoDB's error response uses.
+
+    ``reason`` follows API_ThrottlingReason (``TableWriteKeyRangeThroughputExceeded``, ...);
+    ``exception`` is ``ProvisionedThroughputExceededException`` for a provisioned table or
+    index and ``ThrottlingException`` for an on-demand one.
+    """
+
+    # https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_ThrottlingReason.html
+    table: str
+    index: str | None
+    kind: str
+    """``"read"`` or ``"write"``."""
+    on_demand: bool
+    reason: str
+    resource: str
+    """ARN of the table or index throttled."""
+    exception: str
+    message: str
+
+    def error_body(self) -> dict[str, Any]:
+        """The JSON body of DynamoDB's HTTP 400 for this throttle."""
+        field = (
+            "throttlingReasons" if self.exception == "ThrottlingException" else "ThrottlingReasons"
+        )
+        return {
+            "__type": f"com.amazonaws.dynamodb.v20120810#{self.exception}",
+            "message": self.message,
+            field: [{"reason": self.reason, "resource": self.resource}],
+        }
+
+
+def resource_arn(region: str, account: str, table: str, index: str | None = None) -> str:
+    """ARN of a table, or of one of its indexes."""
+    # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html#amazondynamodb-resources-for-iam-policies
+    arn = f"arn:aws:dynamodb:{region}:{account}:table/{table}"
+    return arn if index is None else f"{arn}/index/{index}"
+
+
+def throttle(
+    *, table: str, index: str | None, kind: str, on_demand: bool, limit: Limit, resource: str
+) -> Throttle:
+    """The throttle DynamoDB reports when ``limit`` stops a ``kind`` ("read", "write") request."""
+    # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/troubleshooting-throttling-diagnostics.html
+    reason = f"{'Table' if index is None else 'Index'}{kind.capitalize()}{limit}"
+    return Throttle(
+        table=table,
+        index=index,
+        kind=kind,
+        on_demand=on_demand,
+        reason=reason,
+        resource=resource,
+        exception="ThrottlingException" if on_demand else "ProvisionedThroughputExceededException",
+        message=ON_DEMAND_MESSAGE if on_demand else PROVISIONED_MESSAGE,
+    )
