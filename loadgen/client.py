@@ -122,7 +122,8 @@ class DynamoClient:
 
     Each call fires ``environment.events.request`` once: ``request_type`` is the DynamoDB
     operation, ``name`` the access pattern, and ``context`` carries the table, index, partition
-    and sort keys, consumed capacity, attempts, retries and throttled attempts. Keys never go
+    and sort keys, consumed capacity, attempts, retries and throttled attempts, and the
+    call's parameters as ``request``. Keys never go
     into ``name``: Locust keeps one stats entry per name.
     """
 
@@ -214,6 +215,8 @@ class DynamoClient:
             "throttled_attempts": self._attempts.throttled,
             "unprocessed": _unprocessed_count(response),
             "error_code": error.code if error else None,
+            # The call's parameters (not copied): capacity computed from item sizes needs them.
+            "request": params,
         }
         self.environment.events.request.fire(
             request_type=operation,
