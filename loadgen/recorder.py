@@ -1,28 +1,72 @@
 """What Locust's own stats do not keep: throttles, retries and the hottest partition keys.
 
-`RunRecorder` is a request-event listener. Per access pattern it counts throttled attempts,
-retries, final failures by error code and unprocessed batch items; per table (and index) it
-feeds every partition key a request touched into a Space-Saving sketch. In Locust's
+`RunRecorder` is the one request-event listener. Per access pattern it counts throttled
+attempts, retries, final failures by error code and unprocessed batch items, and keeps a
+latency histogram; every partition key a request touched goes to its `HeatMap` (hash-bucket
+heat and Space-Saving sketches of the hottest keys, see `loadgen.heat`). In Locust's
 distributed mode each worker sends what it gathered since its last report with Locust's own
-worker report, and the master merges it, so nothing is counted twice.
+worker report, and the master merges it, so nothing is counted twice and a worker that
+vanishes loses at most what it gathered since its last report.
 """
 
 from __future__ import annotations
 
+import logging
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.sketch import SpaceSaving
+from loadgen.errors import ConfigError
+from loadgen.heat import HeatConfig, HeatMap
 
-__all__ = ["OperationCounts", "RunRecorder", "key_scope"]
+__all__ = ["LATENCY_BUCKETS_S", "LatencyHistogram", "OperationCounts", "RunRecorder", "key_scope"]
+
+log = logging.getLogger(__name__)
 
 _REPORT_KEY = "loadgen_recorder"
+
+LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""Upper bounds of the latency histogram buckets: DynamoDB answers in single-digit
+milliseconds, a throttled call retried by the SDK takes up to seconds."""
+_BOUNDS_MS = tuple(bound * 1000.0 for bound in LATENCY_BUCKETS_S)
 
 
 def key_scope(table: str, index: str | None) -> str:
     """The label under which a table's (or a GSI's) partition keys are counted."""
     return table if index is None else f"{table}/{index}"
+
+
+class LatencyHistogram:
+    """Counts of response times per bucket of `LATENCY_BUCKETS_S`, plus one above 10 s.
+
+    histogram = LatencyHistogram()
+    histogram.observe(12.5)  # milliseconds, as Locust reports them
+    histogram.cumulative()   # [(0.001, 0), ..., (0.025, 1), ..., (inf, 1)]
+    """
+
+    __slots__ = ("counts", "sum_ms")
+
+    def __init__(self, counts: list[int] | None = None, sum_ms: float = 0.0) -> None:
+        self.counts = counts if counts is not None else [0] * (len(_BOUNDS_MS) + 1)
+        self.sum_ms = sum_ms
+
+    def observe(self, response_time_ms: float) -> None:
+        # bisect_left: a time equal to a bound belongs to that bound's bucket (le).
+        self.counts[bisect_left(_BOUNDS_MS, response_time_ms)] += 1
+        self.sum_ms += response_time_ms
+
+    def merge(self, other: LatencyHistogram) -> None:
+        self.counts = [a + b for a, b in zip(self.counts, other.counts, strict=True)]
+        self.sum_ms += other.sum_ms
+
+    def cumulative(self) -> list[tuple[float, int]]:
+        """(upper bound in seconds, observations at or below it), ending with infinity."""
+        rows, running = [], 0
+        for bound, count in zip((*LATENCY_BUCKETS_S, float("inf")), self.counts, strict=True):
+            running += count
+            rows.append((bound, running))
+        return rows
 
 
 @dataclass
@@ -35,6 +79,7 @@ class OperationCounts:
     throttled_attempts: int = 0
     unprocessed: int = 0
     failures: Counter[str] = field(default_factory=Counter)
+    latency: LatencyHistogram = field(default_factory=LatencyHistogram)
 
     def merge(self, other: OperationCounts) -> None:
         self.requests += other.requests
@@ -43,6 +88,7 @@ class OperationCounts:
         self.throttled_attempts += other.throttled_attempts
         self.unprocessed += other.unprocessed
         self.failures.update(other.failures)
+        self.latency.merge(other.latency)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +98,7 @@ class OperationCounts:
             "throttled_attempts": self.throttled_attempts,
             "unprocessed": self.unprocessed,
             "failures": dict(self.failures),
+            "latency": [self.latency.counts, self.latency.sum_ms],
         }
 
     @classmethod
@@ -63,29 +110,62 @@ class OperationCounts:
             throttled_attempts=data["throttled_attempts"],
             unprocessed=data["unprocessed"],
             failures=Counter(data["failures"]),
+            latency=LatencyHistogram(list(data["latency"][0]), float(data["latency"][1])),
         )
 
 
 class RunRecorder:
-    """Listens to request events and keeps per-pattern counts and per-table hot keys.
+    """Listens to request events; keeps per-pattern counts and the heat of keys and buckets.
 
-    recorder = RunRecorder.register(environment)
+    recorder = RunRecorder.of(environment)   # registered once per environment
     ...
     recorder.hottest(10)
+    recorder.heat.matrix()
     """
 
-    def __init__(self, sketch_capacity: int = 1000) -> None:
-        self.sketch_capacity = sketch_capacity
+    def __init__(self, sketch_capacity: int = 1000, heat: HeatConfig | None = None) -> None:
         self.operations: dict[tuple[str, str], OperationCounts] = {}
-        self.keys: dict[str, SpaceSaving] = {}
+        self.heat = HeatMap(heat or HeatConfig(sketch_capacity=sketch_capacity))
+
+    @property
+    def sketch_capacity(self) -> int:
+        return self.heat.config.sketch_capacity
 
     @classmethod
-    def register(cls, environment: Any, sketch_capacity: int = 1000) -> RunRecorder:
-        recorder = cls(sketch_capacity)
+    def register(
+        cls, environment: Any, sketch_capacity: int = 1000, heat: HeatConfig | None = None
+    ) -> RunRecorder:
+        recorder = cls(sketch_capacity, heat)
         events = environment.events
         events.request.add_listener(recorder._on_request)
         events.report_to_master.add_listener(recorder._on_report_to_master)
         events.worker_report.add_listener(recorder._on_worker_report)
+        return recorder
+
+    @classmethod
+    def of(cls, environment: Any, **heat: Any) -> RunRecorder:
+        """The environment's recorder, registered on first use, with current heat settings.
+
+        Settings: those given here now or earlier (``buckets=512``, see `HeatConfig`), else
+        Locust's parsed options (``--heat-buckets``, ...), else the defaults. Options are read
+        again at each call because a worker receives the master's options only with its
+        first spawn message; settings may change until requests are counted, never after
+        (counts in two bucket layouts cannot be merged): that raises `ConfigError`.
+        """
+        given = environment.__dict__.setdefault("_loadgen_heat_settings", {})
+        given.update({name: value for name, value in heat.items() if value is not None})
+        config = HeatConfig.from_options(getattr(environment, "parsed_options", None), given)
+        recorder: RunRecorder | None = environment.__dict__.get("loadgen_recorder")
+        if recorder is None:
+            recorder = cls.register(environment, heat=config)
+            environment.loadgen_recorder = recorder
+        elif config != recorder.heat.config:
+            if recorder.heat.lanes or recorder.operations:
+                raise ConfigError(
+                    f"heat settings {config} differ from those already counting "
+                    f"({recorder.heat.config})"
+                )
+            recorder.heat = HeatMap(config, recorder.heat.tables.values())
         return recorder
 
     def _on_request(
@@ -93,8 +173,11 @@ class RunRecorder:
         *,
         request_type: str,
         name: str,
+        response_time: float = 0.0,
         context: dict[str, Any] | None = None,
         exception: BaseException | None = None,
+        start_time: float | None = None,
+        response: Any = None,
         **kwargs: Any,
     ) -> None:
         if not context or "attempts" not in context:
@@ -107,39 +190,36 @@ class RunRecorder:
         counts.retries += context["retries"]
         counts.throttled_attempts += context["throttled_attempts"]
         counts.unprocessed += context["unprocessed"]
+        counts.latency.observe(response_time)
         if exception is not None:
             counts.failures[context.get("error_code") or type(exception).__name__] += 1
-        table = context["table"]
-        self._count_keys(key_scope(table, context.get("index")), context["partition_keys"])
-        for index, keys in context.get("index_keys", {}).items():
-            self._count_keys(key_scope(table, index), keys)
-
-    def _count_keys(self, scope: str, keys: list[str | None]) -> None:
-        sketch = self.keys.get(scope)
-        if sketch is None:
-            sketch = self.keys[scope] = SpaceSaving(self.sketch_capacity)
-        for key in keys:
-            if key is not None:
-                sketch.add(key)
+        self.heat.record(
+            request_type, context, response if isinstance(response, dict) else None, start_time
+        )
 
     def _on_report_to_master(self, client_id: str, data: dict[str, Any]) -> None:
         data[_REPORT_KEY] = self.to_dict()
         self.operations = {}
-        self.keys = {}
+        self.heat.clear()
 
     def _on_worker_report(self, client_id: str, data: dict[str, Any]) -> None:
         if _REPORT_KEY in data:
-            self.merge(RunRecorder.from_dict(data[_REPORT_KEY]))
+            try:
+                self.merge_dict(data[_REPORT_KEY])
+            except ConfigError as e:
+                log.error("dropped a report of worker %s: %s", client_id, e)
 
     def merge(self, other: RunRecorder) -> None:
-        for op, counts in other.operations.items():
-            self.operations.setdefault(op, OperationCounts()).merge(counts)
-        for scope, sketch in other.keys.items():
-            mine = self.keys.get(scope)
-            if mine is None:
-                self.keys[scope] = sketch
-            else:
-                mine.merge(sketch)
+        self.merge_dict(other.to_dict())
+
+    def merge_dict(self, data: dict[str, Any]) -> None:
+        """Add a report made by `to_dict` (a worker's, since its previous report)."""
+        self.heat.merge_dict(data["heat"])
+        for request_type, name, counts in data["operations"]:
+            op = (request_type, name)
+            self.operations.setdefault(op, OperationCounts()).merge(
+                OperationCounts.from_dict(counts)
+            )
 
     def hottest(self, k: int = 10) -> list[dict[str, Any]]:
         """The ``k`` hottest partition keys over all tables, with their share of requests.
@@ -147,11 +227,11 @@ class RunRecorder:
         A key's share is its estimated requests over all key touches of its table (or index).
         """
         rows: list[dict[str, Any]] = []
-        for scope, sketch in self.keys.items():
+        for table, index, sketch, _ in self.heat.scopes():
             for hitter in sketch.top(k):
                 rows.append(
                     {
-                        "table": scope,
+                        "table": key_scope(table, index),
                         "key": hitter.key,
                         "requests": hitter.count,
                         "error": hitter.error,
@@ -167,14 +247,11 @@ class RunRecorder:
                 [request_type, name, counts.to_dict()]
                 for (request_type, name), counts in self.operations.items()
             ],
-            "keys": {scope: sketch.to_dict() for scope, sketch in self.keys.items()},
+            "heat": self.heat.to_dict(),
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunRecorder:
-        recorder = cls()
-        for request_type, name, counts in data["operations"]:
-            recorder.operations[(request_type, name)] = OperationCounts.from_dict(counts)
-        for scope, sketch in data["keys"].items():
-            recorder.keys[scope] = SpaceSaving.from_dict(sketch)
+    def from_dict(cls, data: dict[str, Any], heat: HeatConfig | None = None) -> RunRecorder:
+        recorder = cls(heat=heat or HeatConfig(buckets=data["heat"]["buckets"]))
+        recorder.merge_dict(data)
         return recorder
