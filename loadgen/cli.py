@@ -44,6 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--endpoint", help="DynamoDB endpoint URL (default: an embedded target)")
     run.add_argument("--aws", action="store_true", help="run against real DynamoDB")
     run.add_argument("--region", help="AWS region")
+    run.add_argument(
+        "--metrics-port", type=int, help="serve Prometheus metrics on this port during the run"
+    )
+    run.add_argument("--metrics-host", help="address of the metrics server (default 127.0.0.1)")
     return parser
 
 

@@ -17,7 +17,13 @@ from loadgen import distributions
 from loadgen.client import RETRY_MODES, RetryPolicy
 from loadgen.errors import ConfigError
 
-__all__ = ["WorkloadOptions", "add_argument", "add_common_arguments", "parse_mix"]
+__all__ = [
+    "WorkloadOptions",
+    "add_argument",
+    "add_common_arguments",
+    "add_heat_arguments",
+    "parse_mix",
+]
 
 
 def add_argument(parser: Any, flag: str, **kwargs: Any) -> None:
@@ -66,6 +72,56 @@ def add_common_arguments(parser: Any) -> None:
         parser, "--max-attempts", type=int, default=None, help="SDK attempts per call in all"
     )
     add_argument(parser, "--region", default=None, help="AWS region (default: the SDK's)")
+    add_heat_arguments(parser)
+
+
+def add_heat_arguments(parser: Any) -> None:
+    """The heat exporter's options (see `loadgen.exporter`)."""
+    add_argument(
+        parser,
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="Serve Prometheus metrics on this port (master or local runner only; default off)",
+    )
+    add_argument(
+        parser,
+        "--metrics-host",
+        default="127.0.0.1",
+        help="Address the metrics server binds (default 127.0.0.1, loopback only)",
+    )
+    add_argument(
+        parser,
+        "--metrics-linger",
+        type=float,
+        default=0.0,
+        help="Keep serving metrics this many seconds after the run, for a last scrape",
+    )
+    add_argument(
+        parser,
+        "--heat-buckets",
+        type=int,
+        default=256,
+        help="Partition-hash buckets per table and index, 1 to 1024 (default 256)",
+    )
+    add_argument(
+        parser, "--top-keys", type=int, default=20, help="Hottest keys exported per table (20)"
+    )
+    add_argument(
+        parser,
+        "--hash-keys",
+        default=None,
+        metavar="SALT",
+        help="Replace keys by their keyed BLAKE2 hash with this salt (stable for one salt)",
+    )
+    add_argument(
+        parser,
+        "--consumed-capacity",
+        default="auto",
+        choices=("auto", "reported", "computed"),
+        help="Consumed units: as the target reports them, computed from item sizes, or auto "
+        "(reported when present)",
+    )
 
 
 def parse_mix(text: str, defaults: Mapping[str, int]) -> dict[str, int]:

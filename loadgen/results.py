@@ -1,7 +1,8 @@
 """A run's results: the summary table, the hottest keys and the results file.
 
 The results file (``loadgen run --out FILE``) holds the same figures as the printed summary,
-as JSON; later stages (gates, reports) read it.
+as JSON, plus the per-second bucket heat matrix (``heat``) and the top keys per table and
+index by requests and by consumed units (``top_keys``); later stages (gates, reports) read it.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def build_results(
         "operations": operations,
         "totals": totals,
         "hot_keys": recorder.hottest(hot_keys),
+        "top_keys": recorder.heat.top_keys_dict(),
+        "heat": recorder.heat.matrix(),
     }
 
 

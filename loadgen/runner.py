@@ -34,6 +34,9 @@ LOCAL_CREDENTIALS = {
 }
 
 
+_EMBEDDED = "embedded"
+
+
 class Interrupted(Exception):
     """The run was stopped by a signal; its results were still printed and written."""
 
@@ -58,6 +61,9 @@ class RunConfig:
     endpoint: str | None = None
     aws: bool = False
     region: str | None = None
+    metrics_port: int | None = None
+    """Serve Prometheus metrics on this port during the run (None: do not)."""
+    metrics_host: str = "127.0.0.1"
     locust_args: list[str] = field(default_factory=list)
     """Further flags for Locust's parser: the workload's own (``--shards 20``) and Locust's."""
 
@@ -73,6 +79,8 @@ class RunConfig:
             raise ConfigError(f"--spawn-rate must be > 0 (got {self.spawn_rate})")
         if self.keys < 1:
             raise ConfigError(f"--keys must be >= 1 (got {self.keys})")
+        if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
+            raise ConfigError(f"--metrics-port must be 0 to 65535 (got {self.metrics_port})")
         if self.aws and self.endpoint:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
         self.duration_s()
@@ -118,6 +126,8 @@ class RunConfig:
             argv += ["--design", self.design]
         if self.region:
             argv += ["--region", self.region]
+        if self.metrics_port is not None:
+            argv += ["--metrics-port", str(self.metrics_port), "--metrics-host", self.metrics_host]
         return argv + self.locust_args
 
 
@@ -155,7 +165,7 @@ def _target(config: RunConfig) -> Iterator[tuple[str | None, str]]:
         yield endpoint, endpoint
         return
     with targets.EmbeddedMoto() as server:
-        yield server.endpoint_url, f"embedded ({server.endpoint_url})"
+        yield server.endpoint_url, f"{_EMBEDDED} ({server.endpoint_url})"
 
 
 def _describe_aws(region: str | None) -> str:
@@ -207,6 +217,11 @@ def _run_locust(
         raise ConfigError(f"{locustfile} defines no DynamoUser workload")
     parser = get_parser(default_config_files=[])
     argv = config.locust_argv(locustfile, endpoint)
+    if description.startswith(_EMBEDDED) and not any(
+        arg.startswith("--consumed-capacity") for arg in argv
+    ):
+        # moto reports constant consumed capacity: compute it from item sizes instead.
+        argv += ["--consumed-capacity", "computed"]
     try:
         parsed = parser.parse_args(argv)
     except SystemExit:
@@ -224,6 +239,9 @@ def _run_locust(
     runner = environment.create_local_runner()
     locust.events.init.fire(environment=environment, runner=runner, web_ui=None)  # type: ignore[no-untyped-call]
     recorder = record(environment)
+    metrics = environment.__dict__.get("loadgen_metrics")
+    if metrics is not None:
+        print(f"Metrics: {metrics.url}", file=sys.stderr, flush=True)
     progress = gevent.spawn(_progress, environment, recorder)
     runner.start(config.users, spawn_rate=config.spawn_rate or config.users)
     stopper = gevent.spawn_later(config.duration_s(), runner.quit)
@@ -258,6 +276,8 @@ def _run_locust(
     if config.out:
         write_results(results, config.out)
         print(f"\nResults written to {config.out}", file=sys.stderr)
+    if metrics is not None:
+        metrics.close(linger=0.0 if interrupted else float(parsed.metrics_linger or 0.0))
     if interrupted:
         raise Interrupted(signals[0])
     return results

@@ -3,7 +3,8 @@
 A workload is a `DynamoUser` subclass naming its designs, its table and its operations (one
 method per operation, weighted by the mix). ``register(WorkloadUser)`` at the bottom of the
 locustfile adds the workload's command-line options to Locust, creates the table on the
-master (or the local runner) when it is missing, and records throttles and hot keys.
+master (or the local runner) when it is missing, records throttles, hot keys and heat, and
+serves Prometheus metrics with ``--metrics-port`` (see `loadgen.exporter`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import logging
 import random
 import sys
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from locust import User, constant_throughput, events, task
 from locust.runners import WorkerRunner
@@ -24,8 +25,20 @@ from loadgen.errors import HarnessError
 from loadgen.options import WorkloadOptions, add_argument, add_common_arguments
 from loadgen.recorder import RunRecorder
 from loadgen.results import build_results, write_results
+from loadgen.schema import TableSchema
 
-__all__ = ["DynamoUser", "prepare", "record", "register", "results_of", "workload_options"]
+if TYPE_CHECKING:
+    from loadgen.exporter import MetricsServer
+
+__all__ = [
+    "DynamoUser",
+    "prepare",
+    "record",
+    "register",
+    "results_of",
+    "serve_metrics",
+    "workload_options",
+]
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +114,10 @@ def workload_options(environment: Any, user_class: type[DynamoUser]) -> Workload
             default_mix=user_class.default_mix,
             host=environment.host,
         )
+        # Now the options are final (on a worker too): settle the heat settings and give
+        # the heat accounting the table's schema, to compute consumed units from item sizes.
+        schema = TableSchema.from_create_table(user_class.create_table_request(options))
+        record(environment).heat.add_table(schema)
     return options
 
 
@@ -144,13 +161,15 @@ def register(user_class: type[DynamoUser]) -> None:
     def _on_init(environment: Any, **kwargs: Any) -> None:
         if user_class not in (environment.user_classes or []):
             return
-        if isinstance(environment.runner, WorkerRunner):
-            record(environment)
-            return  # the master creates the table
-        if environment.__dict__.get("_loadgen_prepared"):
-            return
         try:
-            prepare(environment, user_class)
+            if isinstance(environment.runner, WorkerRunner):
+                # The master's options reach a worker with its first spawn message: the
+                # workload's options (and the heat settings) are read when a user starts.
+                record(environment)
+                return  # the master creates the table and serves the metrics
+            if not environment.__dict__.get("_loadgen_prepared"):
+                prepare(environment, user_class)
+            serve_metrics(environment)
         except HarnessError as e:
             log.error("%s", e)
             sys.exit(e.exit_code)
@@ -184,15 +203,31 @@ def results_of(environment: Any, user_class: type[DynamoUser], **run: Any) -> di
 
 
 def record(environment: Any) -> RunRecorder:
-    """The environment's recorder of throttles and hot keys, registered once."""
-    recorder: RunRecorder | None = environment.__dict__.get("loadgen_recorder")
-    if recorder is None:
-        recorder = environment.loadgen_recorder = RunRecorder.register(environment)
-    return recorder
+    """The environment's recorder of throttles, hot keys and heat, registered once.
+
+    Its heat settings follow the current parsed options (see `RunRecorder.of`).
+    """
+    return RunRecorder.of(environment)
+
+
+def serve_metrics(environment: Any) -> MetricsServer | None:
+    """Start the Prometheus exporter if ``--metrics-port`` was given; return its server."""
+    parsed = environment.parsed_options
+    port = getattr(parsed, "metrics_port", None)
+    if port is None:
+        return None
+    from loadgen import exporter
+
+    return exporter.register(
+        environment,
+        port,
+        getattr(parsed, "metrics_host", None) or exporter.DEFAULT_HOST,
+        linger=float(getattr(parsed, "metrics_linger", 0.0) or 0.0),
+    )
 
 
 def prepare(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
-    """Validate the workload's options, create its table if missing and start recording.
+    """Validate the workload's options, start recording, and create the table if missing.
 
     Raises `HarnessError` on bad options or an unusable target.
     """
@@ -202,6 +237,5 @@ def prepare(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
         user_class.create_table_request(options),
         create=options.create_table,
     )
-    record(environment)
     environment._loadgen_prepared = True
     return options
