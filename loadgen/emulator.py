@@ -58,8 +58,9 @@ from prometheus_client.registry import Collector
 from loadgen import targets
 from loadgen.capacity import OperationCost, consumed_capacity_response, cost_of
 from loadgen.errors import ConfigError, HarnessError, TargetError
-from loadgen.partitions import PartitionModel, Throttle
+from loadgen.partitions import PartitionModel
 from loadgen.schema import TableSchema
+from loadgen.throttling import Throttle
 from loadgen.wire import (
     CORAL,
     DYNAMODB,
