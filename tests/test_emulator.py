@@ -176,9 +176,7 @@ def raw(
 
 def botocore_error(status: int, headers: dict[str, str], body: bytes) -> dict[str, Any]:
     """What botocore's JSON-protocol parser makes of an error answer."""
-    parsed = JSONParser().parse(
-        {"status_code": status, "headers": headers, "body": body}, None
-    )
+    parsed = JSONParser().parse({"status_code": status, "headers": headers, "body": body}, None)
     error: dict[str, Any] = parsed["Error"]
     return error
 
@@ -532,9 +530,10 @@ def test_metrics_parse_as_prometheus_text(server: EmulatorServer, ddb: Any) -> N
     def samples(name: str) -> list[Any]:
         return [s for s in families[prefix + name].samples if s.labels.get("table") == table]
 
-    written = samples("consumed_write_units")
-    assert [s.name for s in written] == [prefix + "consumed_write_units_total"] * PARTITIONS
+    written = samples("partition_consumed_write_units")
+    assert [s.name for s in written] == [prefix + "partition_consumed_write_units_total"] * 8
     assert sum(s.value for s in written) == 10.0
+    assert [s.value for s in samples("consumed_write_units")] == [10.0]
     assert [s.value for s in samples("partitions")] == [PARTITIONS]
     throttled = {s.labels["kind"]: s.value for s in samples("throttled_requests")}
     assert throttled == {"read": 0.0, "write": 2.0}
