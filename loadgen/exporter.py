@@ -87,9 +87,9 @@ class HeatCollector:
     def collect(self) -> Iterator[Metric]:
         # Under Locust this runs in a greenlet between requests (gevent is cooperative and
         # nothing here yields), so it reads a consistent state without locks.
-        yield from self._heat()
-        yield from self._keys()
-        yield from self._operations()
+        for family in (*self._heat(), *self._keys(), *self._operations()):
+            if family.samples:  # a family without samples is noise in the exposition
+                yield family
         yield GaugeMetricFamily(
             _PREFIX + "buckets",
             "Hash buckets per table or index (bucket b holds hashes in [b, b+1) * 2^64 / B)",

@@ -149,12 +149,22 @@ class Lane:
     ``totals`` holds closed seconds, ``now`` the open one; `counts` adds them.
     """
 
-    __slots__ = ("access", "columns", "index", "now", "table", "totals")
+    __slots__ = ("access", "columns", "index", "now", "sketches", "table", "totals")
 
-    def __init__(self, table: str, index: str | None, access: str, buckets: int) -> None:
+    def __init__(
+        self,
+        table: str,
+        index: str | None,
+        access: str,
+        buckets: int,
+        sketches: tuple[SpaceSaving, SpaceSaving],
+    ) -> None:
         self.table = table
         self.index = index
         self.access = access
+        self.sketches = sketches
+        """The sketches by requests and by units of the lane's table or index (shared by
+        its read and write lanes)."""
         size = FIELDS * (buckets + 1)
         self.totals = [0.0] * size
         self.now = [0.0] * size
@@ -212,7 +222,7 @@ class HeatMap:
         # boundary blurs by at most a response time.
         table = context["table"]
         index = context.get("index")
-        access = consumed.access_of(operation)
+        access = "read" if operation in consumed.READ_OPERATIONS else "write"
         throttled = float(context.get("throttled_attempts") or 0)
         keys = context.get("partition_keys") or (context.get("partition_key"),)
         index_keys: Mapping[str, Any] = context.get("index_keys") or {}
@@ -223,7 +233,29 @@ class HeatMap:
             for index_name, ikeys in index_keys.items():
                 self._touch(table, index_name, "write", ikeys, 0.0, throttled)
             self._charge(operation, context, response or {})
-            return
+        elif type(reported) is dict and len(reported) == 2 and reported.get("TableName") == table:
+            # The usual answer to ReturnConsumedCapacity=TOTAL: one figure for one table.
+            units = float(reported.get("CapacityUnits") or 0.0)
+            self._touch(table, index, access, keys, units, throttled)
+            for index_name, ikeys in index_keys.items():
+                self._touch(table, index_name, "write", ikeys, 0.0, throttled)
+        else:
+            self._record_breakdown(
+                operation, reported, table, index, access, keys, throttled, index_keys
+            )
+
+    def _record_breakdown(
+        self,
+        operation: str,
+        reported: Any,
+        table: str,
+        index: str | None,
+        access: str,
+        keys: Any,
+        throttled: float,
+        index_keys: Mapping[str, Any],
+    ) -> None:
+        # Reported units of several tables, of indexes, or split into read and write.
         main = 0.0
         per_index: dict[str, float] = {}
         extra: list[tuple[str, str | None, str, Any, float]] = []
@@ -265,13 +297,12 @@ class HeatMap:
     ) -> None:
         lane = self.lanes.get((table, index, access)) or self._lane(table, index, access)
         now = lane.now
-        by_requests, by_units = self.sketches[(table, index)]
+        by_requests, by_units = lane.sketches
         share = units / len(keys) if keys else 0.0
         locate = self._locate
-        none = self.config.buckets
         for key in keys:
             if key is None:
-                bucket, label = none, None
+                bucket, label = self.config.buckets, None
             else:
                 bucket, label = locate(key)
             i = FIELDS * bucket
@@ -312,11 +343,20 @@ class HeatMap:
             log.warning("consumed units not counted: %s", message)
 
     def _lane(self, table: str, index: str | None, access: str) -> Lane:
-        lane = self.lanes[(table, index, access)] = Lane(table, index, access, self.config.buckets)
-        if (table, index) not in self.sketches:
-            capacity = self.config.sketch_capacity
-            self.sketches[(table, index)] = (SpaceSaving(capacity), SpaceSaving(capacity))
+        sketches = self._sketches(table, index)
+        lane = Lane(table, index, access, self.config.buckets, sketches)
+        self.lanes[(table, index, access)] = lane
         return lane
+
+    def _sketches(self, table: str, index: str | None) -> tuple[SpaceSaving, SpaceSaving]:
+        sketches = self.sketches.get((table, index))
+        if sketches is None:
+            capacity = self.config.sketch_capacity
+            sketches = self.sketches[(table, index)] = (
+                SpaceSaving(capacity),
+                SpaceSaving(capacity),
+            )
+        return sketches
 
     def _roll(self, second: int) -> None:
         """Close the open column: it becomes part of the totals and of the timeline."""
@@ -393,10 +433,7 @@ class HeatMap:
                         totals[i] += value
                 _add_column(lane, second - second % self.resolution, values)
         for table, index, by_requests, by_units in data["sketches"]:
-            if (table, index) not in self.sketches:
-                capacity = self.config.sketch_capacity
-                self.sketches[(table, index)] = (SpaceSaving(capacity), SpaceSaving(capacity))
-            mine_requests, mine_units = self.sketches[(table, index)]
+            mine_requests, mine_units = self._sketches(table, index)
             mine_requests.merge(SpaceSaving.from_dict(by_requests))
             mine_units.merge(SpaceSaving.from_dict(by_units))
         self._coarsen()

@@ -1,0 +1,245 @@
+"""Cost of the heat accounting per request, against a boto3 call's own client CPU, and memory
+from 1,000 to 10,000,000 distinct keys.
+
+The accounting runs in the request listener (`RunRecorder._on_request`), once per call, in
+the Locust process: its CPU is taken from the load generator. The reference is what the
+same process spends in boto3 for one call (about 1 ms per the facts file), measured here
+against a null HTTP endpoint in a child process, so that only client CPU is counted.
+
+Memory is the growth of the process's peak RSS while distinct keys stream through one
+recorder, each size in a fresh child process: flat means the sketches, the key cache and
+the bucket counters are bounded whatever the number of keys.
+
+    .venv/bin/python benchmarks/bench_heat.py [--requests 200000] [--max-keys 10000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from loadgen.heat import HeatConfig
+from loadgen.recorder import RunRecorder
+from loadgen.schema import TableSchema
+
+T0 = 1_800_000_000.0
+SCHEMA = TableSchema.from_create_table(
+    {
+        "TableName": "t",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+)
+MEMORY_SIZES = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
+
+
+def context(
+    keys: list[str], consumed: Any, request: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    return {
+        "table": "t",
+        "index": None,
+        "partition_key": keys[0],
+        "sort_key": None,
+        "partition_keys": keys,
+        "index_keys": {},
+        "consumed_capacity": consumed,
+        "attempts": 1,
+        "retries": 0,
+        "throttled_attempts": 0,
+        "unprocessed": 0,
+        "error_code": None,
+        "request": request or {},
+    }
+
+
+def scenarios() -> Iterator[tuple[str, HeatConfig, str, Callable[[int], dict[str, Any]]]]:
+    reported = {"TableName": "t", "CapacityUnits": 1.0}
+    hot = context(["GLOBAL_COUNTER"], reported)
+    yield "one hot key, reported units", HeatConfig(), "UpdateItem", lambda i: hot
+    zipf_like = [context([f"USER#{i % 1000:07d}"], reported) for i in range(1000)]
+    yield "1,000 keys, reported units", HeatConfig(), "UpdateItem", lambda i: zipf_like[i % 1000]
+    yield (
+        "every key new (worst case), reported",
+        HeatConfig(),
+        "UpdateItem",
+        lambda i: context([f"USER#{i:09d}"], reported),
+    )
+    yield (
+        "every key new, keys hashed (BLAKE2)",
+        HeatConfig(hash_keys="salt"),
+        "UpdateItem",
+        lambda i: context([f"USER#{i:09d}"], reported),
+    )
+    item = {"pk": {"S": "k"}, "name": {"S": "x" * 80}, "n": {"N": "12345"}}
+    puts = [
+        context(
+            [f"USER#{i:07d}"],
+            None,
+            {"TableName": "t", "Item": {**item, "pk": {"S": f"USER#{i:07d}"}}},
+        )
+        for i in range(1000)
+    ]
+    yield (
+        "1,000 keys, units computed from sizes",
+        HeatConfig(capacity_source="computed"),
+        "PutItem",
+        lambda i: puts[i % 1000],
+    )
+    batch = [
+        context([f"K{(i * 10 + j) % 1000}" for j in range(10)], [reported]) for i in range(100)
+    ]
+    yield "BatchGetItem of 10 keys", HeatConfig(), "BatchGetItem", lambda i: batch[i % 100]
+
+
+def us_per_request(
+    config: HeatConfig, operation: str, make: Callable[[int], dict[str, Any]], n: int
+) -> float:
+    recorder = RunRecorder(heat=config)
+    recorder.heat.add_table(SCHEMA)
+    contexts = [make(i) for i in range(n)]  # built outside the timed loop
+    listener = recorder._on_request
+    start = time.perf_counter()
+    for i, ctx in enumerate(contexts):
+        # 400 requests per simulated second: the timeline rolls as in a real run.
+        listener(
+            request_type=operation,
+            name="bench",
+            response_time=5.0,
+            context=ctx,
+            start_time=T0 + i / 400,
+            response={},
+        )
+    return (time.perf_counter() - start) / n * 1e6
+
+
+_NULL_SERVER = """
+import http.server, sys
+class Null(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = b'{"ConsumedCapacity": {"TableName": "t", "CapacityUnits": 1.0}}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args): pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Null)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def boto3_call_cpu_us(calls: int = 2000) -> float:
+    """Client CPU of one boto3 PutItem to a null endpoint (the server runs in a child)."""
+    import boto3
+
+    server = subprocess.Popen(
+        [sys.executable, "-c", _NULL_SERVER], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        client = boto3.client(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+        item = {"pk": {"S": "k"}, "n": {"N": "1"}}
+        for _ in range(100):  # warm up connections and botocore's caches
+            client.put_item(TableName="t", Item=item, ReturnConsumedCapacity="TOTAL")
+        start = time.process_time()
+        for _ in range(calls):
+            client.put_item(TableName="t", Item=item, ReturnConsumedCapacity="TOTAL")
+        return (time.process_time() - start) / calls * 1e6
+    finally:
+        server.kill()
+        server.wait()
+
+
+def memory_child(keys: int) -> None:
+    """Stream ``keys`` distinct keys through one recorder; print peak RSS growth in KiB."""
+    recorder = RunRecorder(heat=HeatConfig())
+    listener = recorder._on_request
+    reported = {"TableName": "t", "CapacityUnits": 1.0}
+    ctx = context(["x"], reported)
+    # Warm up with 1,000 keys so the baseline includes imports and the first allocations.
+    for i in range(1000):
+        ctx["partition_keys"] = [f"WARM#{i}"]
+        listener(
+            request_type="UpdateItem",
+            name="m",
+            response_time=5.0,
+            context=ctx,
+            start_time=T0,
+            response={},
+        )
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    for i in range(keys):
+        ctx["partition_keys"] = [f"USER#{i:09d}"]
+        listener(
+            request_type="UpdateItem",
+            name="m",
+            response_time=5.0,
+            context=ctx,
+            start_time=T0 + i / 400,
+            response={},
+        )
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    held = sum(len(a) + len(b) for _, _, a, b in recorder.heat.scopes())
+    print(
+        json.dumps({"growth_kib": peak - base, "peak_kib": peak, "held": held, "seconds": seconds})
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200_000, help="timed requests per row")
+    parser.add_argument("--max-keys", type=int, default=10_000_000, help="largest memory row")
+    parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_child:
+        memory_child(args.memory_child)
+        return
+
+    boto3_us = boto3_call_cpu_us()
+    print(f"boto3 PutItem to a null endpoint: {boto3_us:,.0f} µs of client CPU per call\n")
+    print(
+        f"{'accounting per request (RunRecorder._on_request)':<44}{'µs':>8}{'share of boto3':>16}"
+    )
+    for name, config, operation, make in scenarios():
+        us = min(us_per_request(config, operation, make, args.requests) for _ in range(3))
+        print(f"{name:<44}{us:>8.2f}{us / boto3_us:>15.2%}")
+
+    print(
+        f"\n{'distinct keys':>14}{'peak RSS growth':>18}{'peak RSS':>12}{'sketch entries':>16}{'µs/key':>8}"
+    )
+    for keys in (n for n in MEMORY_SIZES if n <= args.max_keys):
+        out = subprocess.run(
+            [sys.executable, __file__, "--memory-child", str(keys)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        row = json.loads(out.stdout)
+        print(
+            f"{keys:>14,}{row['growth_kib'] / 1024:>15.1f} MiB{row['peak_kib'] / 1024:>8.1f} MiB"
+            f"{row['held']:>16,}{row['seconds'] / keys * 1e6:>8.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
