@@ -393,6 +393,12 @@ class Emulator:
         except WireError as exc:
             self.requests[(operation, "rejected")] += 1
             return _response(_Reply(exc.status, dumps(exc.body())))
+        except web.HTTPRequestEntityTooLarge:
+            self.requests[(operation, "rejected")] += 1
+            message = f"Request body larger than {MAX_REQUEST_BYTES} bytes"
+            return _response(
+                _Reply(413, dumps(error_body(CORAL + "SerializationException", message)))
+            )
         except BackendUnavailable as exc:
             _log.warning("backend unavailable: %s", exc)
             reply = _Reply(500, dumps(_internal_error(f"Backend unavailable: {exc}")))

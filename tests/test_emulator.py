@@ -632,3 +632,56 @@ def test_default_scale_lets_one_key_throttle_below_the_engines_rate() -> None:
     assert 1000 * DEFAULT_SCALE <= 100
     # An on-demand table's warm 4000 write units/s, scaled, take that load spread out.
     assert 4000 * DEFAULT_SCALE >= 400
+
+
+def test_upstream_gets_the_body_and_signed_headers_unchanged(clock: FakeClock) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[tuple[dict[str, str], bytes]] = []
+
+    class Upstream(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append((dict(self.headers), body))
+            answer = b'{"ConsumedCapacity":{"TableName":"x","CapacityUnits":99.0}}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-amz-json-1.0")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{upstream.server_address[1]}"
+        model = PartitionModel(scale=SCALE, clock=clock)
+        with EmulatorServer(Emulator(UpstreamBackend(url), model)) as running:
+            ddb = client_for(running.endpoint_url)
+            sent: list[Any] = []
+            ddb.meta.events.register("before-send", lambda request, **_: sent.append(request))
+            response = ddb.list_tables(Limit=5)
+            assert "ConsumedCapacity" not in response  # a constant from a backend is not ours
+            headers, body = seen[-1]
+            assert body == sent[-1].body
+            # Host is what the client signed: the emulator's address, not the upstream's.
+            assert headers["Host"] == running.endpoint_url.removeprefix("http://")
+            for name in ("Authorization", "X-Amz-Date", "X-Amz-Target", "Content-Type"):
+                value = sent[-1].headers[name]
+                assert headers[name] == (value.decode() if isinstance(value, bytes) else value)
+    finally:
+        upstream.shutdown()
+        upstream.server_close()
+
+
+def test_oversized_request_is_refused_with_413(server: EmulatorServer) -> None:
+    body = b'{"TableName":"' + b"x" * (17 * 1024 * 1024) + b'"}'
+    status, headers, answer = raw(server.endpoint_url, body, "DynamoDB_20120810.GetItem")
+    assert status == 413
+    assert headers["x-amz-crc32"] == str(zlib.crc32(answer))
+    assert raw(server.endpoint_url, b"{}")[0] == 200
