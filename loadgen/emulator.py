@@ -467,7 +467,9 @@ class Emulator:
         try:
             # The client's own headers carry its credentials and region, which some backends
             # (DynamoDB Local without -sharedDb) use to choose the database.
-            headers = {**call.headers, "X-Amz-Target": "DynamoDB_20120810.DescribeTable"}
+            # (No backend we know checks the signature, which cannot match this body.)
+            headers = {k: v for k, v in call.headers.items() if k.lower() != "x-amz-target"}
+            headers["X-Amz-Target"] = "DynamoDB_20120810.DescribeTable"
             response = await self.backend.call(call.path, headers, dumps({"TableName": name}))
             table = _json(response.body).get("Table") if response.status == 200 else None
             if isinstance(table, dict) and name not in self.schemas:
@@ -506,9 +508,7 @@ class Emulator:
             self.model.settle(estimate.charges, ())
             raise
         parsed = _json(response.body)
-        actual = pricing.actual(estimate, response.status, parsed)
-        if actual is not estimate:
-            self.model.settle(estimate.charges, actual.charges)
+        actual = self._settle(pricing, estimate, response.status, parsed)
         return _with_capacity(call, response, parsed, actual)
 
     async def _batch(self, call: _Request, pricing: _Pricing, estimate: OperationCost) -> _Reply:
@@ -534,11 +534,8 @@ class Emulator:
             self.model.settle(sent.charges, ())
             raise
         parsed = _json(response.body)
-        actual = _Pricing(forwarded, pricing.schemas, self.shadow).actual(
-            sent, response.status, parsed
-        )
-        if actual is not sent:
-            self.model.settle(sent.charges, actual.charges)
+        pricing = _Pricing(forwarded, pricing.schemas, self.shadow)
+        actual = self._settle(pricing, sent, response.status, parsed)
         if response.status == 200 and throttles:
             field_name = (
                 "UnprocessedKeys" if call.operation == "BatchGetItem" else "UnprocessedItems"
@@ -548,6 +545,21 @@ class Emulator:
             parsed[field_name] = merge_unprocessed(ours, parsed.get(field_name))
             return _with_capacity(call, response, parsed, actual, changed=True)
         return _with_capacity(call, response, parsed, actual)
+
+    def _settle(
+        self, pricing: _Pricing, admitted: OperationCost, status: int, parsed: dict[str, Any]
+    ) -> OperationCost:
+        """Correct the model by what the request really cost; return that cost."""
+        try:
+            actual = pricing.actual(admitted, status, parsed)
+        except (ConfigError, KeyError, TypeError, ValueError, AttributeError, IndexError):
+            # An answer shaped unlike DynamoDB's: keep the estimate rather than fail a
+            # request the backend has already carried out.
+            _log.warning("cannot price the answer to a %s", pricing.operation, exc_info=True)
+            return admitted
+        if actual is not admitted:
+            self.model.settle(admitted.charges, actual.charges)
+        return actual
 
     async def _send(self, call: _Request) -> BackendResponse:
         return await self.backend.call(call.path, call.headers, call.body)
@@ -1113,7 +1125,9 @@ def _parser() -> argparse.ArgumentParser:
         "URL it listens on as its first line; GET /metrics serves Prometheus metrics.",
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port; 0 picks a free one")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port (default 8000); 0 picks a free one"
+    )
     backend = parser.add_mutually_exclusive_group()
     backend.add_argument(
         "--upstream",
