@@ -703,7 +703,9 @@ class _Pricing:
         """The stored item behind a read answer: the shadow's when the answer is projected."""
         schema = self.schemas[table]
         if any(name in spec for name in _READ_PROJECTIONS):
-            key = primary_key(schema, item) if item else None
+            # A projection may leave the key out: a Get names it in the request.
+            known = spec.get("Key") or item
+            key = primary_key(schema, known) if known and item else None
             return self.shadow.get(table, key) or item
         if item is None:
             return None

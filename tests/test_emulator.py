@@ -685,3 +685,17 @@ def test_oversized_request_is_refused_with_413(server: EmulatorServer) -> None:
     assert status == 413
     assert headers["x-amz-crc32"] == str(zlib.crc32(answer))
     assert raw(server.endpoint_url, b"{}")[0] == 200
+
+
+def test_projected_reads_are_charged_by_the_whole_item(ddb: Any) -> None:
+    table = create_table(ddb, on_demand=True)
+    ddb.put_item(TableName=table, Item={"pk": {"S": "k"}, "big": {"S": "x" * 9000}})
+    response = ddb.get_item(
+        TableName=table,
+        Key={"pk": {"S": "k"}},
+        ProjectionExpression="big",
+        ConsistentRead=True,
+        ReturnConsumedCapacity="TOTAL",
+    )
+    assert set(response["Item"]) == {"big"}
+    assert response["ConsumedCapacity"]["CapacityUnits"] == 3.0  # 9 KB: three 4 KB units
