@@ -106,7 +106,7 @@ warm throughput (4,000 write units/s, so 400 scaled, over 8 partitions) takes th
 spread over many keys without a throttle.
 """
 DEFAULT_SHADOW_ITEMS = 100_000
-"""Items the write-pricing shadow keeps (about 50 MB for items of a few hundred bytes)."""
+"""Items the write-pricing shadow keeps (60 MB for items of 260 bytes)."""
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 """DynamoDB's largest request (a BatchWriteItem of 16 MB), with room for the JSON."""
 
