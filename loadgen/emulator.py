@@ -932,8 +932,9 @@ class ModelCollector(Collector):
 class EmulatorServer:
     """An `Emulator` served on its own event loop in a background thread.
 
-    For tests and for embedding in a process that has its own loop (a Locust process must not
-    host it: see `EmbeddedEmulator`).
+    For tests and for embedding in a process that has its own loop. Not for a Locust process:
+    there gevent has patched threading, the "thread" is a greenlet sharing the caller's OS
+    thread, and two servers' loops would collide; use `EmbeddedEmulator`.
 
         >>> model = PartitionModel(scale=0.01, clock=fake_clock)          # doctest: +SKIP
         >>> with EmulatorServer(Emulator(MotoBackend(), model)) as server:  # doctest: +SKIP

@@ -508,15 +508,17 @@ def test_unreachable_backend_answers_500_and_the_server_stays_up(clock: FakeCloc
             assert error.response["ResponseMetadata"]["HTTPStatusCode"] == 500
 
 
-def test_tables_created_before_the_emulator_are_described_and_modeled(
-    ddb: Any, clock: FakeClock
-) -> None:
-    table = create_table(ddb)
-    # A second emulator over the same (process-wide) moto has never seen the table created.
+def test_tables_created_before_the_emulator_are_described_and_modeled(clock: FakeClock) -> None:
+    # Two emulators over the same (process-wide) moto, one after the other: the second has
+    # never seen the table created. (Not side by side: where Locust's gevent has patched
+    # threading, as in this test run, their loops would share one OS thread.)
+    first = EmulatorServer(Emulator(MotoBackend(), PartitionModel(scale=SCALE, clock=clock)))
+    with first:
+        table = create_table(client_for(first.endpoint_url))
     model = PartitionModel(scale=SCALE, clock=clock, account=ACCOUNT)
-    with EmulatorServer(Emulator(MotoBackend(), model)) as other:
-        fresh = client_for(other.endpoint_url)
-        assert load(fresh, table, ["hot"] * 30, seconds=1, clock=clock) == [20]
+    with EmulatorServer(Emulator(MotoBackend(), model)) as second:
+        ddb = client_for(second.endpoint_url)
+        assert load(ddb, table, ["hot"] * 30, seconds=1, clock=clock) == [20]
 
 
 def test_metrics_parse_as_prometheus_text(server: EmulatorServer, ddb: Any) -> None:
