@@ -4,8 +4,12 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import socket
 import subprocess
+import sys
+import time
 import urllib.request
 from types import SimpleNamespace
 from typing import Any
@@ -35,6 +39,12 @@ def request(recorder: RunRecorder, ctx: dict[str, Any], **kwargs: Any) -> None:
     kwargs.setdefault("name", "p.put")
     kwargs.setdefault("response_time", 12.0)
     recorder._on_request(context=ctx, start_time=T0, response={}, **kwargs)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def small_recorder() -> RunRecorder:
@@ -258,3 +268,74 @@ def test_a_port_in_use_is_one_clear_error() -> None:
             exporter.register(environment(), port=first.port)
     finally:
         first.close()
+
+
+PLAIN_LOCUSTFILE = """
+from locust import User, constant, events, task
+
+from loadgen import exporter
+from loadgen.client import DynamoClient
+
+
+@events.init.add_listener
+def on_init(environment, **kwargs):
+    exporter.register(environment, port={port}, buckets=32, linger=4)
+
+
+class PlainUser(User):
+    wait_time = constant(0.01)
+
+    def on_start(self):
+        self.db = DynamoClient(self.environment, endpoint_url=self.host)
+
+    @task
+    def put(self):
+        self.db.call("PutItem", "plain.put", table="plain", pk="k1", Item={{"pk": {{"S": "k1"}}}})
+"""
+
+
+@pytest.mark.slow
+def test_one_call_in_a_plain_locustfile(tmp_path, moto_endpoint: str) -> None:
+    """A locustfile that is not a loadgen workload exports with one ``register`` call."""
+    import boto3
+
+    boto3.client("dynamodb", endpoint_url=moto_endpoint).create_table(
+        TableName="plain",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    port = _free_port()
+    locustfile = tmp_path / "plain.py"
+    locustfile.write_text(PLAIN_LOCUSTFILE.format(port=port))
+    stats = tmp_path / "stats.json"
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "locust", "-f", str(locustfile), "--headless", "-u", "2",
+            "-r", "2", "-t", "3s", "--host", moto_endpoint,
+            "--json-file", str(stats.with_suffix("")),  # Locust adds .json
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    last = None
+    try:
+        while process.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                    last = r.read().decode()
+            except OSError:
+                pass
+            time.sleep(0.3)
+        output, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, output[-3000:]
+    assert last is not None, output[-3000:]
+    (entry,) = [e for e in json.loads(stats.read_text()) if e["name"] == "plain.put"]
+    count = float(entry["num_requests"])
+    lines = last.splitlines()
+    assert (
+        f'partition_heat_requests_total{{operation="PutItem",pattern="plain.put"}} {count}' in lines
+    )
+    assert f'partition_heat_key_requests_total{{index="",key="k1",table="plain"}} {count}' in lines
+    assert "partition_heat_buckets 32.0" in lines
