@@ -78,7 +78,7 @@ def key_hasher(salt: str | bytes) -> Any:
     """
     secret = salt.encode("utf-8") if isinstance(salt, str) else salt
     if not secret:
-        raise ConfigError("hash_keys needs a non-empty salt (got an empty one)")
+        raise ConfigError("--hash-keys (hash_keys) needs a non-empty salt (got an empty one)")
     # BLAKE2b takes keys of up to 64 bytes: derive one from a salt of any length.
     secret = hashlib.blake2b(secret, digest_size=64).digest()
 
@@ -130,12 +130,14 @@ class HeatConfig:
     def from_options(cls, parsed: Any, settings: Mapping[str, Any] | None = None) -> HeatConfig:
         """From Locust's parsed options (``--heat-buckets``, ``--top-keys``, ``--hash-keys``,
         ``--consumed-capacity``), overridden by ``settings`` (field names to values)."""
-        values: dict[str, Any] = {
-            "buckets": int(getattr(parsed, "heat_buckets", None) or DEFAULT_BUCKETS),
-            "top_k": int(getattr(parsed, "top_keys", None) or DEFAULT_TOP_K),
-            "hash_keys": getattr(parsed, "hash_keys", None) or None,
-            "capacity_source": getattr(parsed, "consumed_capacity", None) or "auto",
+        options = {
+            "buckets": getattr(parsed, "heat_buckets", None),
+            "top_k": getattr(parsed, "top_keys", None),
+            "hash_keys": getattr(parsed, "hash_keys", None),
+            "capacity_source": getattr(parsed, "consumed_capacity", None),
         }
+        # Options absent from the parser (a plain locustfile) keep the defaults; 0 does not.
+        values = {name: value for name, value in options.items() if value is not None}
         values.update(settings or {})
         unknown = set(values) - {f.name for f in fields(cls)}
         if unknown:

@@ -209,7 +209,7 @@ def _run_locust(
     from locust.util.load_locustfile import load_locustfile
 
     from loadgen.results import format_summary, write_results
-    from loadgen.user import DynamoUser, prepare, record, results_of
+    from loadgen.user import DynamoUser, prepare, record, results_of, serve_metrics
 
     user_classes, shape_classes = load_locustfile(str(locustfile))
     workloads = [c for c in user_classes.values() if issubclass(c, DynamoUser)]
@@ -236,10 +236,10 @@ def _run_locust(
     )
     workload = workloads[0]
     prepare(environment, workload)
+    metrics = serve_metrics(environment)  # before the init hooks, so errors reach the CLI
     runner = environment.create_local_runner()
     locust.events.init.fire(environment=environment, runner=runner, web_ui=None)  # type: ignore[no-untyped-call]
     recorder = record(environment)
-    metrics = environment.__dict__.get("loadgen_metrics")
     if metrics is not None:
         print(f"Metrics: {metrics.url}", file=sys.stderr, flush=True)
     progress = gevent.spawn(_progress, environment, recorder)

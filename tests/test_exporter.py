@@ -339,3 +339,35 @@ def test_one_call_in_a_plain_locustfile(tmp_path, moto_endpoint: str) -> None:
     )
     assert f'partition_heat_key_requests_total{{index="",key="k1",table="plain"}} {count}' in lines
     assert "partition_heat_buckets 32.0" in lines
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--metrics-port", "70000"], "--metrics-port must be 0 to 65535 (got 70000)"),
+        (["--heat-buckets", "2000"], "heat buckets must be 1 to 1024 (got 2000)"),
+        (["--hash-keys", ""], "--hash-keys (hash_keys) needs a non-empty salt (got an empty one)"),
+        (["--top-keys", "0"], "top keys must be 1 to the sketch capacity 1000 (got 0)"),
+        (["--heat-buckets", "0"], "heat buckets must be 1 to 1024 (got 0)"),
+    ],
+)
+def test_bad_heat_settings_are_one_line_and_exit_2(args: list[str], expected: str) -> None:
+    from tests.test_run import loadgen
+
+    result = loadgen("run", "counter", "--duration", "2s", *args, timeout=90)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == f"loadgen: error: {expected}"
+    assert "Traceback" not in result.stderr
+
+
+def test_a_metrics_port_in_use_stops_the_run_with_one_line() -> None:
+    from tests.test_run import loadgen
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = loadgen("run", "counter", "--duration", "2s", "--metrics-port", str(port))
+    assert result.returncode == 2, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"loadgen: error: cannot serve metrics on 127.0.0.1:{port}: ")
