@@ -957,6 +957,10 @@ class EmulatorServer:
 
     def start(self) -> Self:
         """Bind and serve; returns once requests are answered."""
+        with contextlib.suppress(RuntimeError):
+            asyncio.get_running_loop()
+            # Only where gevent made threads greenlets of this very thread (see above).
+            raise TargetError("an event loop already runs in this thread: use EmbeddedEmulator")
         loop = asyncio.new_event_loop()
         runner = web.AppRunner(self.emulator.app(), access_log=None, handle_signals=False)
         try:
