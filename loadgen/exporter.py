@@ -86,7 +86,8 @@ class HeatCollector:
 
     def collect(self) -> Iterator[Metric]:
         # Under Locust this runs in a greenlet between requests (gevent is cooperative and
-        # nothing here yields), so it reads a consistent state without locks.
+        # nothing here yields), so it reads a consistent state without locks. Elsewhere
+        # (plain threads) the loops work on copies of the containers, not the live ones.
         for family in (*self._heat(), *self._keys(), *self._operations()):
             if family.samples:  # a family without samples is noise in the exposition
                 yield family
@@ -122,7 +123,7 @@ class HeatCollector:
                 labels=["table", "index", "bucket"],
             ),
         }
-        for lane in heat.lanes.values():
+        for lane in list(heat.lanes.values()):
             counts = lane.counts()
             index = lane.index or ""
             for bucket in range(buckets + 1):
@@ -164,7 +165,7 @@ class HeatCollector:
             "Most that any key's consumed-units estimate exceeds its true figure",
             labels=["table", "index"],
         )
-        for table, index, sketch_requests, sketch_units in heat.scopes():
+        for table, index, sketch_requests, sketch_units in list(heat.scopes()):
             scope = [table, index or ""]
             for hitter in sketch_requests.top(top_k):
                 by_requests.add_metric([*scope, hitter.key], hitter.count)

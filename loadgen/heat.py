@@ -35,7 +35,7 @@ import logging
 import time
 from array import array
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
@@ -99,8 +99,9 @@ class HeatConfig:
     """Hash buckets per lane, 1 to 1,024."""
     top_k: int = DEFAULT_TOP_K
     """Hottest keys exported per table or index, by requests and by units."""
-    hash_keys: str | bytes | None = None
-    """Salt of the keyed hash that replaces keys; None keeps keys in plain text."""
+    hash_keys: str | bytes | None = field(default=None, repr=False)
+    """Salt of the keyed hash that replaces keys; None keeps keys in plain text. Kept out
+    of the repr, so the salt shows in no log or error message."""
     capacity_source: str = "auto"
     """Where consumed units come from: auto, reported or computed (`loadgen.consumed`)."""
     sketch_capacity: int = 1000
@@ -441,7 +442,7 @@ class HeatMap:
         self._coarsen()
 
     def matrix(self) -> dict[str, Any]:
-        """The per-second bucket heat matrix and the top keys, for the results file.
+        """The per-second bucket heat matrix, for the results file.
 
         Per lane, ``requests[t][b]``, ``units[t][b]`` and ``throttled_attempts[t][b]`` hold
         bucket ``b`` in column ``t``, which starts at ``start + t * resolution_s`` (Unix
@@ -457,9 +458,9 @@ class HeatMap:
             grids: list[list[list[float]]] = [[], [], []]
             for t in range(width):
                 values = lane.columns.get(start + t * self.resolution)
-                for field in range(FIELDS):
-                    row = [0.0] * buckets if values is None else list(values[field::FIELDS])
-                    grids[field].append([_number(v) for v in row[:buckets]])
+                for counter in range(FIELDS):
+                    row = [0.0] * buckets if values is None else list(values[counter::FIELDS])
+                    grids[counter].append([_number(v) for v in row[:buckets]])
             none = FIELDS * buckets
             lanes.append(
                 {

@@ -1,4 +1,4 @@
-"""What Locust's own stats do not keep: throttles, retries and the hottest partition keys.
+"""What Locust's own stats do not keep: throttles, retries, latency buckets and partition heat.
 
 `RunRecorder` is the one request-event listener. Per access pattern it counts throttled
 attempts, retries, final failures by error code and unprocessed batch items, and keeps a
