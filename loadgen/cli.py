@@ -31,6 +31,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Run a workload headless with Locust. Flags not listed here go to Locust "
         "and the workload (e.g. --shards 20, --mix increment=1,read=1, --retry-mode standard).",
     )
+    commands.add_parser(
+        "emulator",
+        add_help=False,
+        help="serve a local DynamoDB endpoint that throttles like a partitioned table "
+        "(loadgen emulator --help)",
+    )
     run.add_argument("workload", help=f"one of {', '.join(WORKLOADS)}, or a locustfile path")
     run.add_argument("--config", help="YAML or TOML file with any of these settings")
     run.add_argument("--users", "-u", type=int, help="concurrent users (default 10)")
@@ -42,6 +48,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="seed for key choice (default 1)")
     run.add_argument("--out", help="write the results as JSON to this file")
     run.add_argument("--endpoint", help="DynamoDB endpoint URL (default: an embedded target)")
+    run.add_argument(
+        "--emulate",
+        action="store_true",
+        help="put the partition model in front of --endpoint too, so it throttles",
+    )
+    run.add_argument(
+        "--scale",
+        type=float,
+        help="partition model scale: every ceiling and capacity times this "
+        "(default 0.1; orders 0.02)",
+    )
     run.add_argument("--aws", action="store_true", help="run against real DynamoDB")
     run.add_argument("--region", help="AWS region")
     run.add_argument(
@@ -111,6 +128,11 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["emulator"]:
+        from loadgen import emulator
+
+        return emulator.main(argv[1:])
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     try:

@@ -18,6 +18,7 @@ from loadgen.client import RETRY_MODES, RetryPolicy
 from loadgen.errors import ConfigError
 
 __all__ = [
+    "Billing",
     "WorkloadOptions",
     "add_argument",
     "add_common_arguments",
@@ -72,6 +73,26 @@ def add_common_arguments(parser: Any) -> None:
         parser, "--max-attempts", type=int, default=None, help="SDK attempts per call in all"
     )
     add_argument(parser, "--region", default=None, help="AWS region (default: the SDK's)")
+    add_argument(
+        parser,
+        "--billing-mode",
+        default="on-demand",
+        help="Billing mode of a table the workload creates: on-demand or provisioned",
+    )
+    add_argument(
+        parser,
+        "--read-capacity",
+        type=int,
+        default=100,
+        help="Provisioned read units of the table and of each GSI (provisioned only)",
+    )
+    add_argument(
+        parser,
+        "--write-capacity",
+        type=int,
+        default=100,
+        help="Provisioned write units of the table and of each GSI (provisioned only)",
+    )
     add_heat_arguments(parser)
 
 
@@ -148,6 +169,43 @@ def parse_mix(text: str, defaults: Mapping[str, int]) -> dict[str, int]:
     return mix
 
 
+BILLING_MODES = {"on-demand": "PAY_PER_REQUEST", "provisioned": "PROVISIONED"}
+
+
+@dataclass(frozen=True)
+class Billing:
+    """How a table the workload creates is billed: on demand, or provisioned units."""
+
+    mode: str = "on-demand"
+    read_capacity: int = 100
+    write_capacity: int = 100
+
+    def __post_init__(self) -> None:
+        if self.mode not in BILLING_MODES:
+            raise ConfigError(
+                f"unknown billing mode {self.mode!r} (expected one of: {', '.join(BILLING_MODES)})"
+            )
+        for name, units in (("read", self.read_capacity), ("write", self.write_capacity)):
+            if units < 1:
+                raise ConfigError(f"--{name}-capacity must be >= 1 (got {units})")
+
+    def apply(self, request: dict[str, Any]) -> dict[str, Any]:
+        """A CreateTable request with this billing on the table and each of its GSIs."""
+        request = {**request, "BillingMode": BILLING_MODES[self.mode]}
+        if self.mode == "provisioned":
+            units = {
+                "ReadCapacityUnits": self.read_capacity,
+                "WriteCapacityUnits": self.write_capacity,
+            }
+            request["ProvisionedThroughput"] = units
+            if "GlobalSecondaryIndexes" in request:
+                request["GlobalSecondaryIndexes"] = [
+                    {**index, "ProvisionedThroughput": units}
+                    for index in request["GlobalSecondaryIndexes"]
+                ]
+        return request
+
+
 @dataclass(frozen=True)
 class WorkloadOptions:
     """The validated options one workload runs with."""
@@ -163,6 +221,7 @@ class WorkloadOptions:
     retry: RetryPolicy
     region: str | None
     endpoint_url: str | None
+    billing: Billing
 
     @classmethod
     def from_parsed(
@@ -195,6 +254,7 @@ class WorkloadOptions:
             retry=RetryPolicy(parsed.retry_mode, parsed.max_attempts),
             region=parsed.region,
             endpoint_url=endpoint,
+            billing=Billing(parsed.billing_mode, parsed.read_capacity, parsed.write_capacity),
         )
 
     def key_chooser(self, stream: int) -> distributions.Distribution:

@@ -96,7 +96,7 @@ class DynamoUser(User):
 
     @classmethod
     def create_table_request(cls, options: WorkloadOptions) -> dict[str, Any]:
-        """The CreateTable parameters of the workload's table."""
+        """The CreateTable parameters of the workload's table, billing aside (see `Billing`)."""
         raise NotImplementedError
 
 
@@ -116,9 +116,14 @@ def workload_options(environment: Any, user_class: type[DynamoUser]) -> Workload
         )
         # Now the options are final (on a worker too): settle the heat settings and give
         # the heat accounting the table's schema, to compute consumed units from item sizes.
-        schema = TableSchema.from_create_table(user_class.create_table_request(options))
+        schema = TableSchema.from_create_table(table_request(user_class, options))
         record(environment).heat.add_table(schema)
     return options
+
+
+def table_request(user_class: type[DynamoUser], options: WorkloadOptions) -> dict[str, Any]:
+    """The whole CreateTable request of a workload's table, billing included."""
+    return options.billing.apply(user_class.create_table_request(options))
 
 
 def _client(environment: Any, options: WorkloadOptions) -> DynamoClient:
@@ -234,7 +239,7 @@ def prepare(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
     options = workload_options(environment, user_class)
     tables.ensure_table(
         _client(environment, options).botocore,
-        user_class.create_table_request(options),
+        table_request(user_class, options),
         create=options.create_table,
     )
     environment._loadgen_prepared = True

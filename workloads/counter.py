@@ -39,7 +39,6 @@ class CounterUser(DynamoUser):
             "TableName": options.table,
             "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
-            "BillingMode": "PAY_PER_REQUEST",
         }
 
     def on_start(self) -> None:

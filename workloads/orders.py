@@ -85,7 +85,6 @@ class OrdersUser(DynamoUser):
                 gsi("inverted", "gsi1pk", "gsi1sk"),
                 gsi("status", "gsi2pk", "gsi2sk"),
             ],
-            "BillingMode": "PAY_PER_REQUEST",
         }
 
     def on_start(self) -> None:

@@ -70,7 +70,6 @@ class SensorUser(DynamoUser):
                 {"AttributeName": "pk", "AttributeType": "S"},
                 {"AttributeName": "sk", "AttributeType": "S"},
             ],
-            "BillingMode": "PAY_PER_REQUEST",
         }
 
     def on_start(self) -> None:
