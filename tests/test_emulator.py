@@ -701,28 +701,3 @@ def test_projected_reads_are_charged_by_the_whole_item(ddb: Any) -> None:
     )
     assert set(response["Item"]) == {"big"}
     assert response["ConsumedCapacity"]["CapacityUnits"] == 3.0  # 9 KB: three 4 KB units
-
-
-@pytest.mark.slow
-def test_default_scale_throttles_the_single_counter_but_not_the_sharded_one(tmp_path: Any) -> None:
-    """The issue's acceptance run, against the emulator as `loadgen run` will start it."""
-    import os
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    throttled = {}
-    with EmbeddedEmulator() as emulator:
-        for design in ("single", "sharded"):
-            out = tmp_path / f"{design}.json"
-            result = subprocess.run(
-                [sys.executable, "-m", "loadgen", "run", "counter", "--design", design,
-                 "--users", "10", "--duration", "8s", "--endpoint", emulator.endpoint_url,
-                 "--out", str(out)],
-                cwd=root, capture_output=True, text=True, timeout=120, env=dict(os.environ),
-            )  # fmt: skip
-            assert result.returncode == 0, result.stderr[-3000:]
-            totals = json.loads(out.read_text())["totals"]
-            assert totals["requests"] > 100
-            throttled[design] = totals["throttled_attempts"]
-    assert throttled["single"] > 50
-    assert throttled["sharded"] == 0

@@ -150,3 +150,23 @@ def test_interrupted_run_still_writes_results(tmp_path) -> None:
     results = json.loads(out.read_text())
     assert results["run"]["interrupted"] is True
     assert results["totals"]["requests"] > 0
+
+
+@pytest.mark.slow
+def test_default_run_throttles_the_single_counter_but_not_the_sharded_one(tmp_path) -> None:
+    """A default ``loadgen run counter``: the embedded target models DynamoDB's partitions."""
+    throttled = {}
+    for design in ("single", "sharded"):
+        out = tmp_path / f"{design}.json"
+        result = loadgen(
+            "run", "counter", "--design", design, "--users", "10", "--duration", "8s",
+            "--out", str(out),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "scale 0.1" in result.stdout
+        results = json.loads(out.read_text())
+        assert results["run"]["scale"] == 0.1
+        assert results["totals"]["requests"] > 100
+        throttled[design] = results["totals"]["throttled_attempts"]
+    assert throttled["single"] > 50
+    assert throttled["sharded"] == 0
