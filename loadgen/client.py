@@ -4,6 +4,12 @@ botocore retries throttled requests without telling anyone (the legacy mode retr
 up to ten attempts in all), so a call that "succeeded" may have been throttled several times.
 `DynamoClient` watches every attempt through botocore's ``needs-retry`` event and reports, per
 call, the attempts, the throttled attempts and the final outcome.
+
+Two transports share that contract through `BaseDynamoClient`: `DynamoClient` (boto3, the
+default) and `loadgen.fastclient.FastDynamoClient` (geventhttpclient, several times cheaper
+per call). `make_client` picks one by name:
+
+    client = make_client("fast", environment, endpoint_url="http://127.0.0.1:8000")
 """
 
 from __future__ import annotations
@@ -23,12 +29,16 @@ from locust.exception import RescheduleTask
 from loadgen.errors import ConfigError
 
 __all__ = [
+    "CLIENTS",
     "RETRY_MODES",
     "THROTTLE_CODES",
+    "BaseDynamoClient",
     "DynamoClient",
     "DynamoDBError",
+    "Outcome",
     "RetryPolicy",
     "is_throttle",
+    "make_client",
 ]
 
 THROTTLE_CODES = frozenset(
@@ -41,6 +51,8 @@ THROTTLE_CODES = frozenset(
 """Error codes DynamoDB answers a throttled request with."""
 
 RETRY_MODES = ("legacy", "standard", "adaptive", "none")
+CLIENTS = ("boto3", "fast")
+"""Client implementations: botocore (the default) and `loadgen.fastclient`."""
 
 _MULTI_TABLE_OPERATIONS = frozenset(
     {"BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems"}
@@ -97,69 +109,50 @@ class DynamoDBError(RescheduleTask):
 
     It is a `RescheduleTask`: raised out of a task, Locust moves on to the user's next task
     without logging a traceback; the failure itself was already reported as a request event.
+    ``response`` is the parsed error response as botocore gives it (``Error``, and the
+    error's modeled fields such as ``ThrottlingReasons`` or ``CancellationReasons``), or
+    None for a failure with no response (a connection error).
     """
 
-    def __init__(self, code: str, message: str = "") -> None:
+    def __init__(
+        self, code: str, message: str = "", response: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(code)
         self.code = code
         self.message = message
+        self.response = response
 
 
-class _Attempts(threading.local):
-    # Under Locust the standard library is monkey-patched, so this is greenlet-local: one
-    # call's botocore handlers run in the greenlet that made the call.
-    attempts = 0
-    throttled = 0
+@dataclass(slots=True)
+class Outcome:
+    """What a transport made of one call: the parsed response (empty after a failure), the
+    attempts it took, how many of them were throttled, and the final error if any."""
+
+    response: dict[str, Any]
+    attempts: int
+    throttled_attempts: int
+    error: DynamoDBError | None = None
 
 
-class DynamoClient:
-    """A botocore DynamoDB client that reports each call to Locust.
+class BaseDynamoClient:
+    """What every DynamoDB client of the harness shares: the call contract and its event.
 
-        client = DynamoClient(environment, endpoint_url="http://127.0.0.1:8000")
-        client.call("UpdateItem", "counter.increment", table="counters", pk="GLOBAL_COUNTER",
-                    Key={"pk": {"S": "GLOBAL_COUNTER"}}, UpdateExpression="ADD n :one",
-                    ExpressionAttributeValues={":one": {"N": "1"}})
-
-    Each call fires ``environment.events.request`` once: ``request_type`` is the DynamoDB
-    operation, ``name`` the access pattern, and ``context`` carries the table, index, partition
-    and sort keys, consumed capacity, attempts, retries and throttled attempts, and the
-    call's parameters as ``request``. Keys never go
-    into ``name``: Locust keeps one stats entry per name.
+    A transport implements `_send` (one call, retries included); `call` adds the table and
+    ``ReturnConsumedCapacity``, times the call and reports it through `fire`, the one place
+    a request event is built. So the boto3 client and the fast client report alike, down to
+    the context keys the recorder, the heat accounting and the exporter read.
     """
 
     def __init__(
         self,
         environment: Any,
         *,
-        endpoint_url: str | None = None,
-        region: str | None = None,
         retry: RetryPolicy | None = None,
         return_consumed_capacity: str = "TOTAL",
-        session: boto3.session.Session | None = None,
     ) -> None:
         self.environment = environment
         self.retry = retry or RetryPolicy()
         self.return_consumed_capacity = return_consumed_capacity
-        session = session or boto3.session.Session()
-        self.botocore = session.client(
-            "dynamodb",
-            endpoint_url=endpoint_url,
-            region_name=region or session.region_name or "us-east-1",
-            config=self.retry.botocore_config(),
-        )
-        self._attempts = _Attempts()
-        # needs-retry is emitted to every handler after every attempt, success or not.
-        self.botocore.meta.events.register("needs-retry.dynamodb", self._on_attempt)
-
-    def _on_attempt(
-        self,
-        attempts: int,
-        response: tuple[Any, dict[str, Any]] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self._attempts.attempts = attempts
-        if response is not None and is_throttle(response[1]):
-            self._attempts.throttled += 1
 
     def call(
         self,
@@ -186,22 +179,10 @@ class DynamoClient:
             params.setdefault("TableName", table)
         if self.return_consumed_capacity != "NONE":
             params.setdefault("ReturnConsumedCapacity", self.return_consumed_capacity)
-        method = getattr(self.botocore, xform_name(operation))
-        self._attempts.attempts = 0
-        self._attempts.throttled = 0
-        response: dict[str, Any] = {}
-        error: DynamoDBError | None = None
         start_time = time.time()
         start = time.perf_counter()
-        try:
-            response = method(**params)
-        except botocore.exceptions.ClientError as e:
-            err = e.response.get("Error", {})
-            error = DynamoDBError(err.get("Code", "Unknown"), err.get("Message", ""))
-        except botocore.exceptions.BotoCoreError as e:
-            error = DynamoDBError(type(e).__name__, str(e))
+        outcome = self._send(operation, params)
         response_time_ms = (time.perf_counter() - start) * 1000.0
-        attempts = max(self._attempts.attempts, 1)
         context = {
             "table": table,
             "index": index,
@@ -209,29 +190,131 @@ class DynamoClient:
             "sort_key": sk,
             "partition_keys": list(partition_keys) if partition_keys is not None else [pk],
             "index_keys": dict(index_keys) if index_keys else {},
-            "consumed_capacity": response.get("ConsumedCapacity"),
-            "attempts": attempts,
-            "retries": attempts - 1,
-            "throttled_attempts": self._attempts.throttled,
-            "unprocessed": _unprocessed_count(response),
-            "error_code": error.code if error else None,
+            "consumed_capacity": outcome.response.get("ConsumedCapacity"),
+            "attempts": outcome.attempts,
+            "retries": outcome.attempts - 1,
+            "throttled_attempts": outcome.throttled_attempts,
+            "unprocessed": _unprocessed_count(outcome.response),
+            "error_code": outcome.error.code if outcome.error else None,
             # The call's parameters (not copied): capacity computed from item sizes needs them.
             "request": params,
         }
+        self.fire(operation, name, start_time, response_time_ms, outcome, context)
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome.response
+
+    def fire(
+        self,
+        operation: str,
+        name: str,
+        start_time: float,
+        response_time_ms: float,
+        outcome: Outcome,
+        context: dict[str, Any],
+    ) -> None:
+        """Fire ``environment.events.request`` once for a finished call."""
         self.environment.events.request.fire(
             request_type=operation,
             name=name,
             start_time=start_time,
             response_time=response_time_ms,
             response_length=0,
-            response=response,
+            response=outcome.response,
             context=context,
-            exception=error,
+            exception=outcome.error,
             url=None,
         )
-        if error is not None:
-            raise error
-        return response
+
+    def _send(self, operation: str, params: dict[str, Any]) -> Outcome:
+        """Make one call, retries included, and say how it went. Never raises for a
+        DynamoDB or transport failure: that goes in `Outcome.error`."""
+        raise NotImplementedError
+
+
+class _Attempts(threading.local):
+    # Under Locust the standard library is monkey-patched, so this is greenlet-local: one
+    # call's botocore handlers run in the greenlet that made the call.
+    attempts = 0
+    throttled = 0
+
+
+class DynamoClient(BaseDynamoClient):
+    """A botocore DynamoDB client that reports each call to Locust.
+
+        client = DynamoClient(environment, endpoint_url="http://127.0.0.1:8000")
+        client.call("UpdateItem", "counter.increment", table="counters", pk="GLOBAL_COUNTER",
+                    Key={"pk": {"S": "GLOBAL_COUNTER"}}, UpdateExpression="ADD n :one",
+                    ExpressionAttributeValues={":one": {"N": "1"}})
+
+    Each call fires ``environment.events.request`` once: ``request_type`` is the DynamoDB
+    operation, ``name`` the access pattern, and ``context`` carries the table, index, partition
+    and sort keys, consumed capacity, attempts, retries and throttled attempts, and the
+    call's parameters as ``request``. Keys never go
+    into ``name``: Locust keeps one stats entry per name.
+    """
+
+    def __init__(
+        self,
+        environment: Any,
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        retry: RetryPolicy | None = None,
+        return_consumed_capacity: str = "TOTAL",
+        session: boto3.session.Session | None = None,
+    ) -> None:
+        super().__init__(
+            environment, retry=retry, return_consumed_capacity=return_consumed_capacity
+        )
+        session = session or boto3.session.Session()
+        self.botocore = session.client(
+            "dynamodb",
+            endpoint_url=endpoint_url,
+            region_name=region or session.region_name or "us-east-1",
+            config=self.retry.botocore_config(),
+        )
+        self._attempts = _Attempts()
+        # needs-retry is emitted to every handler after every attempt, success or not.
+        self.botocore.meta.events.register("needs-retry.dynamodb", self._on_attempt)
+
+    def _on_attempt(
+        self,
+        attempts: int,
+        response: tuple[Any, dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._attempts.attempts = attempts
+        if response is not None and is_throttle(response[1]):
+            self._attempts.throttled += 1
+
+    def _send(self, operation: str, params: dict[str, Any]) -> Outcome:
+        method = getattr(self.botocore, xform_name(operation))
+        self._attempts.attempts = 0
+        self._attempts.throttled = 0
+        response: dict[str, Any] = {}
+        error: DynamoDBError | None = None
+        try:
+            response = method(**params)
+        except botocore.exceptions.ClientError as e:
+            err = e.response.get("Error", {})
+            error = DynamoDBError(err.get("Code", "Unknown"), err.get("Message", ""), e.response)
+        except botocore.exceptions.BotoCoreError as e:
+            error = DynamoDBError(type(e).__name__, str(e))
+        attempts = max(self._attempts.attempts, 1)
+        return Outcome(response, attempts, self._attempts.throttled, error)
+
+
+def make_client(kind: str, environment: Any, **kwargs: Any) -> BaseDynamoClient:
+    """A client of kind ``"boto3"`` or ``"fast"``; ``kwargs`` as `DynamoClient` takes them."""
+    if kind == "boto3":
+        return DynamoClient(environment, **kwargs)
+    if kind == "fast":
+        # Imported here: only runs that ask for it pay for geventhttpclient's import.
+        from loadgen.fastclient import FastDynamoClient
+
+        return FastDynamoClient(environment, **kwargs)
+    raise ConfigError(f"unknown client {kind!r} (expected one of: {', '.join(CLIENTS)})")
 
 
 def _unprocessed_count(response: dict[str, Any]) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from locust.event import Events
 
-from loadgen.client import DynamoClient, DynamoDBError, RetryPolicy
+from loadgen.client import BaseDynamoClient, DynamoDBError, RetryPolicy, make_client
 from loadgen.errors import ConfigError
 
 PROVISIONED = {
@@ -72,12 +72,20 @@ class FakeEnvironment:
         self.events.request.add_listener(lambda **kw: self.fired.append(kw))
 
 
-def _client(endpoint: str, retry: RetryPolicy) -> tuple[DynamoClient, FakeEnvironment]:
+@pytest.fixture(params=["boto3", "fast"])
+def kind(request) -> str:
+    """Every test runs with both clients: they keep one contract."""
+    return str(request.param)
+
+
+def _client(
+    endpoint: str, retry: RetryPolicy, kind: str = "boto3"
+) -> tuple[BaseDynamoClient, FakeEnvironment]:
     env = FakeEnvironment()
-    return DynamoClient(env, endpoint_url=endpoint, region="us-east-1", retry=retry), env
+    return make_client(kind, env, endpoint_url=endpoint, region="us-east-1", retry=retry), env
 
 
-def _put(client: DynamoClient) -> dict[str, Any]:
+def _put(client: BaseDynamoClient) -> dict[str, Any]:
     return client.call(
         "PutItem",
         "test.put",
@@ -88,10 +96,10 @@ def _put(client: DynamoClient) -> dict[str, Any]:
     )
 
 
-def test_success_after_throttles_counts_each_throttled_attempt(server) -> None:
+def test_success_after_throttles_counts_each_throttled_attempt(server, kind) -> None:
     endpoint, script = server
     script.throttles = 3
-    client, env = _client(endpoint, RetryPolicy("legacy"))
+    client, env = _client(endpoint, RetryPolicy("legacy"), kind)
     response = _put(client)
     assert response["ConsumedCapacity"]["CapacityUnits"] == 1.0
     assert script.requests == 4
@@ -115,10 +123,12 @@ def test_success_after_throttles_counts_each_throttled_attempt(server) -> None:
     ("retry", "attempts"),
     [(RetryPolicy("none"), 1), (RetryPolicy("standard", 2), 2), (RetryPolicy("legacy", 4), 4)],
 )
-def test_final_failure_after_exhausted_attempts(server, retry: RetryPolicy, attempts: int) -> None:
+def test_final_failure_after_exhausted_attempts(
+    server, kind, retry: RetryPolicy, attempts: int
+) -> None:
     endpoint, script = server
     script.throttles = 100
-    client, env = _client(endpoint, retry)
+    client, env = _client(endpoint, retry, kind)
     with pytest.raises(DynamoDBError) as raised:
         _put(client)
     assert raised.value.code == "ProvisionedThroughputExceededException"
@@ -130,7 +140,7 @@ def test_final_failure_after_exhausted_attempts(server, retry: RetryPolicy, atte
     assert event["context"]["error_code"] == "ProvisionedThroughputExceededException"
 
 
-def test_transaction_cancelled_for_throttling_counts_as_throttle(server) -> None:
+def test_transaction_cancelled_for_throttling_counts_as_throttle(server, kind) -> None:
     endpoint, script = server
     script.throttles = 1
     script.body = {
@@ -139,7 +149,7 @@ def test_transaction_cancelled_for_throttling_counts_as_throttle(server) -> None
         "reasons [ThrottlingError]",
         "CancellationReasons": [{"Code": "ThrottlingError", "Message": "Throughput exceeds"}],
     }
-    client, env = _client(endpoint, RetryPolicy("none"))
+    client, env = _client(endpoint, RetryPolicy("none"), kind)
     with pytest.raises(DynamoDBError, match="TransactionCanceledException"):
         client.call(
             "TransactWriteItems",
@@ -152,8 +162,8 @@ def test_transaction_cancelled_for_throttling_counts_as_throttle(server) -> None
     assert env.fired[0]["context"]["partition_keys"] == ["a", "b"]
 
 
-def test_unreachable_endpoint_is_a_final_failure() -> None:
-    client, env = _client("http://127.0.0.1:9", RetryPolicy("none"))
+def test_unreachable_endpoint_is_a_final_failure(kind) -> None:
+    client, env = _client("http://127.0.0.1:9", RetryPolicy("none"), kind)
     with pytest.raises(DynamoDBError) as raised:
         _put(client)
     assert raised.value.code == "EndpointConnectionError"
