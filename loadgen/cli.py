@@ -65,6 +65,12 @@ def _parser() -> argparse.ArgumentParser:
         "--metrics-port", type=int, help="serve Prometheus metrics on this port during the run"
     )
     run.add_argument("--metrics-host", help="address of the metrics server (default 127.0.0.1)")
+    run.add_argument(
+        "--client",
+        choices=("boto3", "fast"),
+        help="DynamoDB client: boto3 (default) or fast (geventhttpclient, several times "
+        "the requests per core)",
+    )
     return parser
 
 

@@ -143,6 +143,9 @@ class BaseDynamoClient:
     the context keys the recorder, the heat accounting and the exporter read.
     """
 
+    botocore: Any
+    """A boto3 DynamoDB client on the same endpoint, for the control plane (CreateTable...)."""
+
     def __init__(
         self,
         environment: Any,

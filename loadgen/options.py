@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgen import distributions
-from loadgen.client import RETRY_MODES, RetryPolicy
+from loadgen.client import CLIENTS, RETRY_MODES, RetryPolicy
 from loadgen.errors import ConfigError
 
 __all__ = [
@@ -71,6 +71,20 @@ def add_common_arguments(parser: Any) -> None:
     )
     add_argument(
         parser, "--max-attempts", type=int, default=None, help="SDK attempts per call in all"
+    )
+    add_argument(
+        parser,
+        "--client",
+        default="boto3",
+        help=f"DynamoDB client: {' or '.join(CLIENTS)} (default boto3; fast: geventhttpclient)",
+    )
+    add_argument(
+        parser,
+        "--tasks-per-user",
+        type=int,
+        default=0,
+        help="Stop each user after this many tasks, and the run once all have (default 0: no "
+        "limit); with --seed, runs of the same options then send the same requests",
     )
     add_argument(parser, "--region", default=None, help="AWS region (default: the SDK's)")
     add_argument(
@@ -222,6 +236,10 @@ class WorkloadOptions:
     region: str | None
     endpoint_url: str | None
     billing: Billing
+    client: str = "boto3"
+    """Which client sends the requests (`loadgen.client.CLIENTS`)."""
+    tasks_per_user: int = 0
+    """Tasks each user runs before it stops; 0: no limit."""
 
     @classmethod
     def from_parsed(
@@ -255,6 +273,8 @@ class WorkloadOptions:
             region=parsed.region,
             endpoint_url=endpoint,
             billing=Billing(parsed.billing_mode, parsed.read_capacity, parsed.write_capacity),
+            client=_client_kind(getattr(parsed, "client", None) or "boto3"),
+            tasks_per_user=_tasks_per_user(getattr(parsed, "tasks_per_user", 0) or 0),
         )
 
     def key_chooser(self, stream: int) -> distributions.Distribution:
@@ -265,3 +285,15 @@ class WorkloadOptions:
             seed=self.seed * 1_000_003 + stream,
             scramble=self.scramble,
         )
+
+
+def _client_kind(kind: str) -> str:
+    if kind not in CLIENTS:
+        raise ConfigError(f"unknown --client {kind!r} (expected one of: {', '.join(CLIENTS)})")
+    return kind
+
+
+def _tasks_per_user(count: int) -> int:
+    if count < 0:
+        raise ConfigError(f"--tasks-per-user must be >= 0 (got {count})")
+    return count

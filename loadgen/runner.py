@@ -76,6 +76,8 @@ class RunConfig:
     """The partition model's scale (default: per workload, see EMULATOR_DEFAULTS)."""
     emulate: bool = False
     """Put the partition model in front of ``endpoint`` too."""
+    client: str = "boto3"
+    """The DynamoDB client the users call through: ``boto3`` or ``fast``."""
     locust_args: list[str] = field(default_factory=list)
     """Further flags for Locust's parser: the workload's own (``--shards 20``) and Locust's."""
 
@@ -95,6 +97,8 @@ class RunConfig:
             raise ConfigError(f"--metrics-port must be 0 to 65535 (got {self.metrics_port})")
         if self.scale is not None and not self.scale > 0:
             raise ConfigError(f"--scale must be > 0 (got {self.scale})")
+        if self.client not in ("boto3", "fast"):
+            raise ConfigError(f"--client must be boto3 or fast (got {self.client!r})")
         if self.aws and self.endpoint:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
         self.duration_s()
@@ -142,6 +146,7 @@ class RunConfig:
             argv += ["--region", self.region]
         if self.metrics_port is not None:
             argv += ["--metrics-port", str(self.metrics_port), "--metrics-host", self.metrics_host]
+        argv += ["--client", self.client]
         return argv + self.locust_args
 
 

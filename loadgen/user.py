@@ -17,10 +17,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from locust import User, constant_throughput, events, task
-from locust.runners import WorkerRunner
+from locust.exception import StopUser
+from locust.runners import LocalRunner, WorkerRunner
 
 from loadgen import tables
-from loadgen.client import DynamoClient
+from loadgen.client import BaseDynamoClient, make_client
 from loadgen.errors import HarnessError
 from loadgen.options import WorkloadOptions, add_argument, add_common_arguments
 from loadgen.recorder import RunRecorder
@@ -78,6 +79,7 @@ class DynamoUser(User):
         self.keys = self.options.key_chooser(self.number)
         self._operations = [op for op, weight in self.options.mix.items() if weight > 0]
         self._weights = [self.options.mix[op] for op in self._operations]
+        self._tasks_done = 0
 
     def wait_time(self) -> float:
         rate = float(getattr(self.environment.parsed_options, "user_rate", 0) or 0)
@@ -87,8 +89,25 @@ class DynamoUser(User):
 
     @task
     def step(self) -> None:
+        budget = self.options.tasks_per_user
+        if budget:
+            if self._tasks_done >= budget:
+                self._finish()
+            self._tasks_done += 1  # before the task: a failed one counts too
         operation = self.random.choices(self._operations, self._weights)[0]
         getattr(self, operation)()
+
+    def _finish(self) -> None:
+        """Stop this user, its task budget spent; the last user of a local run ends the run."""
+        environment = self.environment
+        finished = environment.__dict__.get("_loadgen_finished_users", 0) + 1
+        environment._loadgen_finished_users = finished
+        runner = environment.runner
+        if isinstance(runner, LocalRunner) and finished >= (runner.target_user_count or 0):
+            import gevent
+
+            gevent.spawn(runner.quit)  # from its own greenlet: quitting kills the users
+        raise StopUser()
 
     @classmethod
     def add_arguments(cls, parser: Any) -> None:
@@ -126,12 +145,13 @@ def table_request(user_class: type[DynamoUser], options: WorkloadOptions) -> dic
     return options.billing.apply(user_class.create_table_request(options))
 
 
-def _client(environment: Any, options: WorkloadOptions) -> DynamoClient:
-    # One botocore client per process: it is safe to share between greenlets, and creating
-    # one costs tens of milliseconds.
-    client: DynamoClient | None = environment.__dict__.get("_loadgen_client")
+def _client(environment: Any, options: WorkloadOptions) -> BaseDynamoClient:
+    # One client per process: it is safe to share between greenlets, and creating one costs
+    # tens of milliseconds (and holds the connection pool and retry quota, as botocore's).
+    client: BaseDynamoClient | None = environment.__dict__.get("_loadgen_client")
     if client is None:
-        client = DynamoClient(
+        client = make_client(
+            options.client,
             environment,
             endpoint_url=options.endpoint_url,
             region=options.region,
