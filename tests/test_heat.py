@@ -356,3 +356,69 @@ def test_recorder_is_the_one_listener_feeding_counts_latency_and_heat() -> None:
     master._on_worker_report("w1", report)
     assert master.operations[("PutItem", "p.put")].requests == 1
     assert cell(master.heat, ("t", None, "write"), "k") == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.dynamodb_local
+def test_computed_units_agree_with_dynamodb_local(dynamodb_local_endpoint: str) -> None:
+    """DynamoDB Local computes ConsumedCapacity by AWS's rules: our computation must match.
+
+    One recorder takes the units DynamoDB Local reports, the other computes them from item
+    sizes; per bucket they must be the same.
+    """
+    from locust.env import Environment
+
+    from loadgen.client import DynamoClient
+
+    table = "heat-units"
+    create = {
+        "TableName": table,
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    environment = Environment()
+    reported = HeatMap(HeatConfig(buckets=64, capacity_source="reported"))
+    computed = HeatMap(
+        HeatConfig(buckets=64, capacity_source="computed"), [TableSchema.from_create_table(create)]
+    )
+
+    def on_request(*, request_type: str, context: dict[str, Any], response: Any, **kw: Any) -> None:
+        for heat in (reported, computed):
+            heat.record(request_type, context, response, T0)
+
+    environment.events.request.add_listener(on_request)
+    client = DynamoClient(environment, endpoint_url=dynamodb_local_endpoint)
+    client.botocore.create_table(**create)
+    sizes = [10, 1_000, 1_100, 4_000, 4_200, 9_000]
+    for n, size in enumerate(sizes):
+        pk = f"k{n}"
+        item = {"pk": {"S": pk}, "v": {"S": "x" * size}}
+        client.call("PutItem", "p", table=table, pk=pk, Item=item)
+        client.call("GetItem", "g", table=table, pk=pk, Key={"pk": {"S": pk}})
+        client.call("GetItem", "g", table=table, pk=pk, Key={"pk": {"S": pk}}, ConsistentRead=True)
+        client.call(
+            "Query",
+            "q",
+            table=table,
+            pk=pk,
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": pk}},
+        )
+    keys = [f"k{n}" for n in range(len(sizes))]
+    client.call(
+        "BatchGetItem",
+        "b",
+        table=table,
+        partition_keys=keys,
+        RequestItems={table: {"Keys": [{"pk": {"S": k}} for k in keys]}},
+    )
+    client.call(
+        "DeleteItem", "d", table=table, pk="k5", Key={"pk": {"S": "k5"}}, ReturnValues="ALL_OLD"
+    )
+    # The batch reports one figure for six keys, spread evenly over them, so reads agree
+    # per lane; writes agree key by key.
+    for lane in ((table, None, "read"), (table, None, "write")):
+        assert lane_sum(computed, lane)[1] == pytest.approx(lane_sum(reported, lane)[1])
+    writes = (table, None, "write")
+    for key in keys:
+        assert cell(computed, writes, key) == cell(reported, writes, key)
