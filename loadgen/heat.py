@@ -48,6 +48,7 @@ from loadgen.sketch import HeavyHitter, SpaceSaving
 __all__ = [
     "DEFAULT_BUCKETS",
     "DEFAULT_TOP_K",
+    "FIELDS",
     "MAX_BUCKETS",
     "HeatConfig",
     "HeatMap",
@@ -180,7 +181,15 @@ class Lane:
 
 
 class HeatMap:
-    """Heat per lane and bucket, hot keys per table and index, and a per-second timeline."""
+    """Heat per lane and bucket, hot keys per table and index, and a per-second timeline.
+
+    >>> heat = HeatMap(HeatConfig(buckets=4))
+    >>> context = {"table": "t", "partition_keys": ["k"], "throttled_attempts": 1,
+    ...            "consumed_capacity": {"TableName": "t", "CapacityUnits": 0.5}}
+    >>> heat.record("GetItem", context, {}, start_time=1_800_000_000)
+    >>> heat.lanes[("t", None, "read")].counts()[3 * bucket_of("k", 4):][:3]
+    [1.0, 0.5, 1.0]
+    """
 
     def __init__(
         self, config: HeatConfig | None = None, tables: Iterable[TableSchema] = ()
