@@ -67,7 +67,6 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-host", help="address of the metrics server (default 127.0.0.1)")
     run.add_argument(
         "--client",
-        choices=("boto3", "fast"),
         help="DynamoDB client: boto3 (default) or fast (geventhttpclient, several times "
         "the requests per core)",
     )

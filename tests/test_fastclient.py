@@ -577,3 +577,14 @@ def test_retry_tables_match_botocore() -> None:
             codes.add(response["service_error_code"])
     assert codes == retries.LEGACY_THROTTLE_CODES
     assert config["dynamodb"]["__default__"]["max_attempts"] == retries.LEGACY_MAX_ATTEMPTS
+
+
+def test_client_kind_is_validated() -> None:
+    from loadgen.errors import ConfigError
+    from loadgen.options import _client_kind
+
+    with pytest.raises(ConfigError, match="'grpc'"):
+        make_client("grpc", FakeEnvironment())
+    with pytest.raises(ConfigError, match="unknown --client 'grpc'"):
+        _client_kind("grpc")
+    assert _client_kind("fast") == "fast"
