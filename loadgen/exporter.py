@@ -31,10 +31,15 @@ Metrics, all prefixed ``partition_heat_``:
 ``failures_total``                                     operation, pattern, error_code
 ``request_duration_seconds`` (histogram, 1 ms to 10 s) operation, pattern
 ``buckets``                                            (the number of hash buckets B)
+``users``                                              (Locust users running)
+``run_info``                                           workload (always 1)
 =====================================================  =====================================
 
 ``index`` is empty for the table itself; ``bucket`` is 0 to B-1, or ``none`` for requests
-without a known key (a Scan); ``access`` is read or write.
+without a known key (a Scan); ``access`` is read or write. ``users`` and ``run_info`` come
+from the Locust environment given to `HeatCollector` (``register`` gives it): dashboards
+put the users beside the heat they cause, and select instances by workload through
+``run_info`` (an info metric rather than a label on every series, as ``node_uname_info``).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry, start_http_server
@@ -49,6 +55,7 @@ from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
     HistogramMetricFamily,
+    InfoMetricFamily,
     Metric,
 )
 
@@ -56,7 +63,14 @@ from loadgen.errors import ConfigError
 from loadgen.heat import FIELDS
 from loadgen.recorder import LATENCY_BUCKETS_S, RunRecorder
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "HeatCollector", "MetricsServer", "register"]
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "HeatCollector",
+    "MetricsServer",
+    "register",
+    "workload_name",
+]
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +89,18 @@ class HeatCollector:
     registry.register(HeatCollector(recorder))
     generate_latest(registry)
 
+    Given Locust's ``environment`` too, it also exports the users running (``users``) and
+    the workload (``run_info``).
+
     Bounded series: keys never become labels except the top K per table or index, so the
     number of series depends on the tables, indexes, access patterns, error codes and the
     bucket count, never on the number of distinct keys (see `series_bound`). That is why
     this is a collector over bounded state rather than one labelled child per key.
     """
 
-    def __init__(self, recorder: RunRecorder) -> None:
+    def __init__(self, recorder: RunRecorder, environment: Any = None) -> None:
         self.recorder = recorder
+        self.environment = environment
 
     def collect(self) -> Iterator[Metric]:
         # Under Locust this runs in a greenlet between requests (gevent is cooperative and
@@ -95,6 +113,20 @@ class HeatCollector:
             _PREFIX + "buckets",
             "Hash buckets per table or index (bucket b holds hashes in [b, b+1) * 2^64 / B)",
             value=self.recorder.heat.config.buckets,
+        )
+        if self.environment is not None:
+            yield from self._run()
+
+    def _run(self) -> Iterator[Metric]:
+        environment = self.environment
+        runner = environment.runner
+        # On a master, user_count adds up the users the workers report.
+        users = runner.user_count if runner is not None else 0
+        yield GaugeMetricFamily(_PREFIX + "users", "Locust users running", value=users)
+        yield InfoMetricFamily(
+            _PREFIX + "run",
+            "The run's workload (the locustfile's name)",
+            value={"workload": workload_name(environment)},
         )
 
     def _heat(self) -> Iterator[Metric]:
@@ -217,7 +249,8 @@ class HeatCollector:
 
         Per lane (table or index, read or write) 3 x (B + 1); per table or index 2 x K + 2;
         per access pattern 5 counters + the histogram's len(LATENCY_BUCKETS_S) + 3 series +
-        one per error code; plus 1. No term grows with the number of distinct keys.
+        one per error code; plus 3 (the bucket count, the users, the run's info). No term
+        grows with the number of distinct keys.
         """
         heat = self.recorder.heat
         per_pattern = 5 + len(LATENCY_BUCKETS_S) + 3
@@ -225,8 +258,19 @@ class HeatCollector:
             len(heat.lanes) * FIELDS * (heat.config.buckets + 1)
             + len(heat.sketches) * (2 * heat.config.top_k + 2)
             + sum(per_pattern + len(c.failures) for c in self.recorder.operations.values())
-            + 1
+            + 3
         )
+
+
+def workload_name(environment: Any) -> str:
+    """The workload an environment runs: its locustfile's name (``workloads/counter.py``:
+    ``counter``), else its user classes' names."""
+    locustfile = getattr(environment, "locustfile", None)
+    if locustfile:
+        # Locust accepts a comma-separated list of locustfiles: name the run by the first.
+        return Path(str(locustfile).split(",")[0]).stem
+    classes = getattr(environment, "user_classes", None) or []
+    return ",".join(sorted(c.__name__ for c in classes)) or "unknown"
 
 
 def _le(bound: float) -> str:
@@ -302,7 +346,7 @@ def register(
     if server is not None:
         return server
     registry = CollectorRegistry()
-    registry.register(HeatCollector(recorder))
+    registry.register(HeatCollector(recorder, environment))
     server = environment.loadgen_metrics = MetricsServer(registry, host, port)
     log.info("Serving Prometheus metrics on %s", server.url)
 

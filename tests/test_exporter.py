@@ -371,3 +371,22 @@ def test_a_metrics_port_in_use_stops_the_run_with_one_line() -> None:
     assert result.returncode == 2, result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"loadgen: error: cannot serve metrics on 127.0.0.1:{port}: ")
+
+
+def test_users_and_workload_come_from_the_environment() -> None:
+    # Only the runner's user count and the locustfile matter to the collector.
+    env = SimpleNamespace(runner=SimpleNamespace(user_count=7), locustfile="workloads/counter.py")
+    collector = HeatCollector(small_recorder(), env)
+    registry = CollectorRegistry()
+    registry.register(collector)
+    text = generate_latest(registry).decode()
+    assert "\npartition_heat_users 7.0\n" in text
+    assert '\npartition_heat_run_info{workload="counter"} 1.0\n' in text
+    samples = [line for line in text.splitlines() if not line.startswith("#")]
+    assert len(samples) <= collector.series_bound()
+
+
+def test_workload_name_falls_back_to_the_user_classes() -> None:
+    assert exporter.workload_name(SimpleNamespace(locustfile="a/b.py,c.py")) == "b"
+    assert exporter.workload_name(SimpleNamespace(locustfile=None, user_classes=[int])) == "int"
+    assert exporter.workload_name(SimpleNamespace()) == "unknown"
