@@ -1,4 +1,5 @@
-"""Shared fixtures: local DynamoDB targets, and an environment that cannot reach real AWS.
+"""Shared fixtures: local DynamoDB targets, a real Prometheus, and an environment that
+cannot reach real AWS.
 
 The environment is fixed at import, before any test module imports boto3, and inherited by
 the CLI runs that tests start as child processes.
@@ -6,8 +7,19 @@ the CLI runs that tests start as child processes.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
-from collections.abc import Iterator
+import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,3 +82,150 @@ def dynamodb_local() -> Iterator[DynamoDBLocal]:
 def dynamodb_local_endpoint(dynamodb_local: DynamoDBLocal) -> str:
     """URL of the session's DynamoDB Local."""
     return dynamodb_local.endpoint_url
+
+
+# --- Prometheus ---------------------------------------------------------------------------
+
+SCRAPE_INTERVAL_S = 1
+"""How often the tests' Prometheus scrapes: runs last seconds, not minutes."""
+
+
+def free_port() -> int:
+    """A TCP port free on loopback right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def scrape_config(jobs: Mapping[str, int]) -> str:
+    """A Prometheus configuration scraping ``127.0.0.1:port`` for each job, every second."""
+    lines = [
+        f"global:\n  scrape_interval: {SCRAPE_INTERVAL_S}s\n  evaluation_interval: 1s\n",
+        "scrape_configs:\n",
+    ]
+    for job, port in jobs.items():
+        lines.append(
+            f"  - job_name: {job}\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
+        )
+    return "".join(lines)
+
+
+@dataclass
+class Prometheus:
+    """A running Prometheus and the ports of the jobs it scrapes (job name to port)."""
+
+    url: str
+    ports: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def metrics_port(self) -> int:
+        """The port of the ``loadgen`` job: where a run's exporter should listen."""
+        return self.ports["loadgen"]
+
+    def query(self, promql: str, at: float | None = None) -> list[dict[str, Any]]:
+        params = {"query": promql, **({"time": f"{at:.3f}"} if at is not None else {})}
+        return self._get("/api/v1/query", params)
+
+    def query_range(
+        self, promql: str, start: float, end: float, step: float = 1
+    ) -> list[dict[str, Any]]:
+        params = {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step}"}
+        return self._get("/api/v1/query_range", params)
+
+    def scalar(self, promql: str) -> float:
+        (sample,) = self.query(promql)
+        return float(sample["value"][1])
+
+    def targets(self) -> list[dict[str, Any]]:
+        """The active scrape targets with their job, health and last error."""
+        with urllib.request.urlopen(f"{self.url}/api/v1/targets", timeout=10) as response:
+            body = json.load(response)
+        active: list[dict[str, Any]] = body["data"]["activeTargets"]
+        return active
+
+    def _get(self, path: str, params: dict[str, str]) -> list[dict[str, Any]]:
+        url = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            body = json.load(response)
+        assert body["status"] == "success", body
+        result: list[dict[str, Any]] = body["data"]["result"]
+        return result
+
+
+def prometheus_binary() -> str:
+    """Debian's /usr/bin/prometheus (skipped if absent, outside CI)."""
+    binary = shutil.which("prometheus") or (
+        "/usr/bin/prometheus" if Path("/usr/bin/prometheus").exists() else None
+    )
+    if binary is None:
+        if in_ci():
+            pytest.fail("prometheus must be installed in CI (scripts/setup installs it)")
+        pytest.skip("prometheus is not installed (bash scripts/setup installs it as root)")
+    return binary
+
+
+@contextlib.contextmanager
+def running_prometheus(directory: Path, config: str) -> Iterator[str]:
+    """Prometheus on a free loopback port with ``config`` and storage in ``directory``;
+    yields its URL once ready and stops it afterwards."""
+    binary = prometheus_binary()
+    directory.mkdir(parents=True, exist_ok=True)
+    config_file = directory / "prometheus.yml"
+    config_file.write_text(config)
+    web_port = free_port()
+    log_path = directory / "prometheus.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={config_file}",
+                f"--storage.tsdb.path={directory / 'data'}",
+                f"--web.listen-address=127.0.0.1:{web_port}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{web_port}"
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"prometheus did not start: {log_path.read_text()}")
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def start_prometheus(tmp_path: Path) -> Iterator[Callable[[str, dict[str, int]], Prometheus]]:
+    """Start Prometheus with a given configuration (and the job ports it scrapes); every
+    one started is stopped when the test ends."""
+    with contextlib.ExitStack() as stack:
+        started = iter(range(1_000))
+
+        def start(config: str, ports: dict[str, int]) -> Prometheus:
+            directory = tmp_path / f"prometheus-{next(started)}"
+            url = stack.enter_context(running_prometheus(directory, config))
+            return Prometheus(url, dict(ports))
+
+        yield start
+
+
+@pytest.fixture
+def prometheus(start_prometheus: Callable[[str, dict[str, int]], Prometheus]) -> Prometheus:
+    """Prometheus on a free loopback port, scraping a metrics port chosen here (job
+    ``loadgen``)."""
+    ports = {"loadgen": free_port()}
+    return start_prometheus(scrape_config(ports), ports)

@@ -9,113 +9,18 @@ must add up to the request rate, and the series must stay within the stated boun
 from __future__ import annotations
 
 import json
-import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.parse
 import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import in_ci
+from tests.conftest import Prometheus
 from tests.test_exporter import promtool_or_skip
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRAPE_INTERVAL_S = 1
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Prometheus:
-    """A running Prometheus that scrapes ``127.0.0.1:metrics_port``."""
-
-    url: str
-    metrics_port: int
-
-    def query(self, promql: str, at: float | None = None) -> list[dict[str, Any]]:
-        params = {"query": promql, **({"time": f"{at:.3f}"} if at is not None else {})}
-        return self._get("/api/v1/query", params)
-
-    def query_range(self, promql: str, start: float, end: float) -> list[dict[str, Any]]:
-        params = {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": "1"}
-        return self._get("/api/v1/query_range", params)
-
-    def scalar(self, promql: str) -> float:
-        (sample,) = self.query(promql)
-        return float(sample["value"][1])
-
-    def _get(self, path: str, params: dict[str, str]) -> list[dict[str, Any]]:
-        url = f"{self.url}{path}?{urllib.parse.urlencode(params)}"
-        with urllib.request.urlopen(url, timeout=10) as response:
-            body = json.load(response)
-        assert body["status"] == "success", body
-        result: list[dict[str, Any]] = body["data"]["result"]
-        return result
-
-
-@pytest.fixture
-def prometheus(tmp_path: Path) -> Iterator[Prometheus]:
-    """Prometheus on a free loopback port, scraping a metrics port chosen here."""
-    binary = shutil.which("prometheus") or (
-        "/usr/bin/prometheus" if Path("/usr/bin/prometheus").exists() else None
-    )
-    if binary is None:
-        if in_ci():
-            pytest.fail("prometheus must be installed in CI (scripts/setup installs it)")
-        pytest.skip("prometheus is not installed (bash scripts/setup installs it as root)")
-    metrics_port, web_port = _free_port(), _free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        f"global:\n  scrape_interval: {SCRAPE_INTERVAL_S}s\n  evaluation_interval: 1s\n"
-        "scrape_configs:\n  - job_name: loadgen\n    static_configs:\n"
-        f"      - targets: ['127.0.0.1:{metrics_port}']\n"
-    )
-    log = (tmp_path / "prometheus.log").open("w")
-    process = subprocess.Popen(
-        [
-            binary,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={tmp_path / 'data'}",
-            f"--web.listen-address=127.0.0.1:{web_port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{web_port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    f"prometheus did not start: {(tmp_path / 'prometheus.log').read_text()}"
-                )
-            time.sleep(0.2)
-        yield Prometheus(url, metrics_port)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 @pytest.mark.slow
@@ -199,9 +104,10 @@ def test_prometheus_scrapes_a_run(tmp_path: Path, prometheus: Prometheus) -> Non
     assert max(int(v) for _, v in warm[0]["values"]) > 20
 
     # Series within the bound, at every scrape: 1 write lane x 3 x (B + 1), 1 table x
-    # (2K + 2), one pattern x (5 + 16), and the bucket-count gauge. (Over a long window the
-    # stored series also include keys that left the top K: per-key churn, not growth.)
-    bound = 3 * (256 + 1) + (2 * 20 + 2) + (5 + 16) + 1
+    # (2K + 2), one pattern x (5 + 16), and the bucket count, users and run info gauges.
+    # (Over a long window the stored series also include keys that left the top K: per-key
+    # churn, not growth.)
+    bound = 3 * (256 + 1) + (2 * 20 + 2) + (5 + 16) + 3
     per_scrape = prometheus.scalar(f"max_over_time(scrape_samples_scraped[{window}])")
     assert 3 * 256 <= per_scrape <= bound, per_scrape
 
