@@ -37,6 +37,12 @@ def _parser() -> argparse.ArgumentParser:
         help="serve a local DynamoDB endpoint that throttles like a partitioned table "
         "(loadgen emulator --help)",
     )
+    commands.add_parser(
+        "dashboards",
+        add_help=False,
+        help="rebuild the Grafana dashboards' JSON from dashboards/*.py "
+        "(loadgen dashboards --help)",
+    )
     run.add_argument("workload", help=f"one of {', '.join(WORKLOADS)}, or a locustfile path")
     run.add_argument("--config", help="YAML or TOML file with any of these settings")
     run.add_argument("--users", "-u", type=int, help="concurrent users (default 10)")
@@ -132,12 +138,39 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         raise ConfigError(str(e)) from None
 
 
+def _dashboards(argv: list[str]) -> int:
+    """``loadgen dashboards``: the generator in the project's dashboards/ (grafanalib)."""
+    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
+        if (base / "dashboards" / "build.py").is_file():
+            break
+    else:
+        print(
+            "loadgen: error: cannot find dashboards/build.py (run from the project directory)",
+            file=sys.stderr,
+        )
+        return 2
+    # dashboards/ sits beside the package, not in it (the dashboards are not needed to run
+    # a test): import it from the project directory.
+    sys.path.insert(0, str(base))
+    try:
+        from dashboards import build
+    except ImportError as e:
+        print(
+            f"loadgen: error: {e} (install the extra: pip install -e '.[dashboards]')",
+            file=sys.stderr,
+        )
+        return 2
+    return build.main(argv, prog="loadgen dashboards")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["emulator"]:
         from loadgen import emulator
 
         return emulator.main(argv[1:])
+    if argv[:1] == ["dashboards"]:
+        return _dashboards(argv[1:])
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     try:
