@@ -43,7 +43,33 @@ def _parser() -> argparse.ArgumentParser:
         help="rebuild the Grafana dashboards' JSON from dashboards/*.py "
         "(loadgen dashboards --help)",
     )
+    gate = commands.add_parser(
+        "gate",
+        help="pass or fail a results file against a thresholds file (exit 0 pass, 1 fail)",
+        description="Check a results file of loadgen run --out against the gates of a "
+        "thresholds file (YAML or TOML). Exit 0 when every gate passes, 1 when one fails, "
+        "2 for bad input.",
+    )
+    gate.add_argument("results", help="results file of loadgen run --out")
+    gate.add_argument("--thresholds", required=True, help="YAML or TOML file of gates")
+    gate.add_argument("--baseline", help="an earlier results file, for the regression gates")
+    gate.add_argument("--junit", help="write a JUnit XML file, one test case per check")
+    gate.add_argument("--markdown", help="write a Markdown summary (PR comment, step summary)")
+    report = commands.add_parser(
+        "report",
+        help="write an HTML page and PNG charts of a results file, with a diagnosis",
+        description="Write report.html (charts embedded, opens offline) and the PNG charts: "
+        "partition heat over time, top keys, throttles over time, latency percentiles.",
+    )
+    report.add_argument("results", help="results file of loadgen run --out")
+    report.add_argument("--out", default="report", help="directory to write (default: report)")
     run.add_argument("workload", help=f"one of {', '.join(WORKLOADS)}, or a locustfile path")
+    run.add_argument(
+        "--gate",
+        metavar="THRESHOLDS",
+        help="after the run, gate its results with this thresholds file; exit code from the gate",
+    )
+    run.add_argument("--report", metavar="DIR", help="after the run, write its report to DIR")
     run.add_argument("--config", help="YAML or TOML file with any of these settings")
     run.add_argument("--users", "-u", type=int, help="concurrent users (default 10)")
     run.add_argument("--spawn-rate", "-r", type=float, help="users started per second")
@@ -138,6 +164,51 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         raise ConfigError(str(e)) from None
 
 
+def _gate_or_report(args: argparse.Namespace) -> int:
+    from loadgen.analysis import load_results
+
+    if args.command == "gate":
+        from loadgen.gate import run_gate
+
+        return run_gate(
+            args.results,
+            args.thresholds,
+            baseline=args.baseline,
+            junit=args.junit,
+            markdown=args.markdown,
+        )
+    from loadgen.report import write_report
+
+    page = write_report(load_results(args.results), args.out)
+    print(f"Report written to {page}")
+    return 0
+
+
+def _after_run(config: RunConfig, run: Any) -> int:
+    """Run, then report and gate: bad thresholds or a missing matplotlib fail before the run."""
+    thresholds = None
+    if config.gate:
+        from loadgen.thresholds import load_thresholds
+
+        thresholds = load_thresholds(config.gate)
+    if config.report:
+        from loadgen.report import require_matplotlib
+
+        require_matplotlib()
+    results = run(config)
+    if config.report:
+        from loadgen.report import write_report
+
+        page = write_report(results, config.report)
+        print(f"Report written to {page}", file=sys.stderr)
+    if thresholds is not None:
+        from loadgen.gate import run_gate
+
+        print(file=sys.stdout)
+        return run_gate(results, thresholds)
+    return 0
+
+
 def _dashboards(argv: list[str]) -> int:
     """``loadgen dashboards``: the generator in the project's dashboards/ (grafanalib)."""
     for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
@@ -174,6 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     try:
+        if args.command in ("gate", "report"):
+            if extra:
+                raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
+            return _gate_or_report(args)
         if args.command == "run":
             from loadgen.runner import run
 
@@ -181,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in ("users", "keys", "seed"):
                 if not isinstance(getattr(config, name), int):
                     raise ConfigError(f"{name} must be an integer (got {getattr(config, name)!r})")
-            run(config)
+            return _after_run(config, run)
     except HarnessError as e:
         print(f"loadgen: error: {e}", file=sys.stderr)
         return e.exit_code

@@ -78,6 +78,10 @@ class RunConfig:
     """Put the partition model in front of ``endpoint`` too."""
     client: str = "boto3"
     """The DynamoDB client the users call through: ``boto3`` or ``fast``."""
+    gate: str | None = None
+    """A thresholds file to gate the results with (`loadgen.gate`) after the run."""
+    report: str | None = None
+    """A directory to write the run report to (`loadgen.report`) after the run."""
     locust_args: list[str] = field(default_factory=list)
     """Further flags for Locust's parser: the workload's own (``--shards 20``) and Locust's."""
 
