@@ -5,9 +5,10 @@ Reads the harness's own metrics (``partition_heat_*``, served by ``loadgen run
 top row is the cause (users, request rate, throttles), the middle the heat (one heatmap per
 signal, hash bucket against time), the bottom the consequences (hot keys, latency, errors).
 
-Reading the heatmaps: a bright horizontal band is a hot key or partition; a band that steps
-or slopes upward over time (a diagonal) is a monotonically increasing key such as a time
-bucket; vertical stripes are bursts; an even glow is a key design that spreads the load.
+Reading the heatmaps: a bright horizontal band is a hot key or partition; vertical stripes
+are bursts; an even glow is a key design that spreads the load. A monotonically increasing
+key, the diagonal of a key-ordered heatmap, shows here (rows are hash buckets, as DynamoDB
+places keys) as a short band that jumps to another row each time the key moves on.
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ variables = [
 HEATMAP_NOTE = (
     " Rows are the {buckets} hash buckets of the partition key (bucket b holds the keys a "
     "modeled partition b would), columns are time. A bright horizontal band is a hot key or "
-    "partition; a band that climbs step by step (a diagonal) is a monotonically increasing "
-    "key such as a time bucket; vertical stripes are bursts."
+    "partition; vertical stripes are bursts. A monotonically increasing key (a time bucket), "
+    "a diagonal where rows follow key order, shows here as a band that jumps to another row "
+    "each time the key moves on: keys are hashed, as DynamoDB hashes them."
 ).format(buckets="B (--heat-buckets, 256 by default)")
 
 panels = [
