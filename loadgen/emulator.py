@@ -11,7 +11,9 @@ Any SDK points at it unchanged:
     aws dynamodb list-tables --endpoint-url http://127.0.0.1:8000
 
 The first line it prints on stdout is the URL it listens on; ``/metrics`` serves the model's
-state to Prometheus.
+state to Prometheus (`loadgen.emulator_metrics`). This module holds the request flow and the
+ways to run it; DynamoDB's JSON protocol is in `loadgen.wire`, what a request costs in
+`loadgen.pricing`, and where admitted requests go in `loadgen.backends`.
 
 Server stack, measured on these 2-core machines with an aiohttp client in another process
 posting small DynamoDB bodies: an aiohttp server answering ``{}`` held 10,400 requests/s
@@ -28,8 +30,6 @@ import argparse
 import asyncio
 import atexit
 import contextlib
-import io
-import json
 import logging
 import math
 import os
@@ -42,42 +42,48 @@ import time
 import urllib.parse
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, Protocol, Self
+from typing import Any, NoReturn, Self
 
-from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
+from aiohttp import web
 from multidict import CIMultiDict
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from prometheus_client.registry import Collector
 
 from loadgen import targets
-from loadgen.capacity import OperationCost, consumed_capacity_response, cost_of
+from loadgen.backends import (
+    Backend,
+    BackendResponse,
+    BackendUnavailable,
+    MotoBackend,
+    NullBackend,
+    UpstreamBackend,
+)
+from loadgen.capacity import OperationCost, consumed_capacity_response
+from loadgen.emulator_metrics import ModelCollector
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.partitions import PartitionModel
+from loadgen.pricing import ItemShadow, Pricing
 from loadgen.schema import TableSchema
 from loadgen.throttling import Throttle
 from loadgen.wire import (
     CORAL,
-    DYNAMODB,
     JSON_CONTENT_TYPE,
     MODELED_OPERATIONS,
-    ItemShadow,
+    TABLE_OPERATIONS,
+    TARGET_PREFIX,
     WireError,
-    apply_update,
-    batch_entries,
     batch_select,
     crc32,
     dumps,
     error_body,
-    error_code,
+    internal_error,
+    loads_answer,
+    loads_request,
     merge_unprocessed,
     operation_of,
-    primary_key,
     tables_of,
     transaction_canceled,
 )
@@ -111,184 +117,11 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 """DynamoDB's largest request (a BatchWriteItem of 16 MB), with room for the JSON."""
 
 _log = logging.getLogger("loadgen.emulator")
-_METRIC = "partition_heat_emulator"
-_ACCOUNTS = {"moto": "123456789012", "other": "000000000000"}  # what each backend puts in ARNs
 # Hop-by-hop headers, and those whose value a rewritten body invalidates.
 _REQUEST_DROP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
 )
 _RESPONSE_DROP = _REQUEST_DROP | {"content-encoding", "x-amz-crc32", "date", "server"}
-_READ_PROJECTIONS = ("ProjectionExpression", "AttributesToGet")
-_INTERNAL_MESSAGE = "Internal server error"
-
-
-# --- backends -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class BackendResponse:
-    """What a backend answered."""
-
-    status: int
-    headers: Mapping[str, str]
-    body: bytes
-
-
-class BackendUnavailable(Exception):
-    """The backend could not be reached or did not answer in time."""
-
-
-class Backend(Protocol):
-    """Where admitted requests go. Called only from the emulator's event loop."""
-
-    name: str
-    """What to call it in the startup line."""
-    account: str
-    """The account id the backend puts in table ARNs."""
-
-    async def start(self) -> None: ...
-
-    async def call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
-        """Send one DynamoDB request; raise `BackendUnavailable` when there is no answer."""
-        ...
-
-    async def close(self) -> None: ...
-
-
-class MotoBackend:
-    """moto's DynamoDB, as a WSGI application called in this process on one worker thread.
-
-    One thread, because moto's backend is not written for concurrent callers, and a second
-    thread would only contend for the same interpreter lock.
-    """
-
-    name = "moto (in-process)"
-    account = _ACCOUNTS["moto"]
-
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="moto")
-        self._app: Callable[..., Any] | None = None
-
-    async def start(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
-
-    def _load(self) -> None:
-        from moto.moto_server.werkzeug_app import create_backend_app
-
-        self._app = create_backend_app("dynamodb")
-
-    async def call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._call, path, headers, body)
-
-    def _call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
-        assert self._app is not None, "MotoBackend.start() was not awaited"
-        environ: dict[str, Any] = {
-            "REQUEST_METHOD": "POST",
-            "PATH_INFO": path,
-            "QUERY_STRING": "",
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "80",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "wsgi.version": (1, 0),
-            "wsgi.url_scheme": "http",
-            "wsgi.input": io.BytesIO(body),
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": False,
-            "wsgi.multiprocess": False,
-            "wsgi.run_once": False,
-            "CONTENT_LENGTH": str(len(body)),
-        }
-        for name, value in headers.items():
-            key = name.upper().replace("-", "_")
-            if key == "CONTENT_TYPE":
-                environ[key] = value
-            elif key != "CONTENT_LENGTH":
-                environ["HTTP_" + key] = value
-        answer: list[Any] = []
-
-        def start_response(status: str, response_headers: list[tuple[str, str]], *_: Any) -> None:
-            answer[:] = [int(status.split()[0]), dict(response_headers)]
-
-        try:
-            chunks = self._app(environ, start_response)
-            try:
-                data = b"".join(chunks)
-            finally:
-                if hasattr(chunks, "close"):
-                    chunks.close()
-        except Exception:  # moto raises on requests it cannot parse: answer as a 500 does
-            _log.exception("moto failed on a request")
-            return BackendResponse(500, {}, dumps(_internal_error()))
-        return BackendResponse(answer[0], answer[1], data)
-
-    async def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-class UpstreamBackend:
-    """Any DynamoDB-compatible server over HTTP: DynamoDB Local, LocalStack, another emulator.
-
-    The body goes on byte for byte with the client's headers, Host included, so a SigV4
-    signature stays valid for a server that checks it (a partially throttled batch is the
-    exception: its forwarded part is a new body).
-    """
-
-    account = _ACCOUNTS["other"]
-
-    def __init__(self, url: str, *, timeout: float = 30.0, connections: int = 100) -> None:
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(f"--upstream must look like http://host:port (got {url!r})")
-        if not timeout > 0:
-            raise ConfigError(f"upstream timeout must be > 0 seconds (got {timeout!r})")
-        self.url = url.rstrip("/")
-        self.name = f"upstream {self.url}"
-        self.timeout = timeout
-        self._connections = connections
-        self._session: ClientSession | None = None
-
-    async def start(self) -> None:
-        self._session = ClientSession(
-            connector=TCPConnector(limit=self._connections),
-            timeout=ClientTimeout(total=self.timeout),
-            # Add nothing the client did not send: extra headers are harmless, but a
-            # client-side default would be a surprise in a capture of what went upstream.
-            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
-            trust_env=False,
-        )
-
-    async def call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
-        assert self._session is not None, "UpstreamBackend.start() was not awaited"
-        try:
-            async with self._session.post(self.url + path, data=body, headers=headers) as reply:
-                return BackendResponse(reply.status, dict(reply.headers), await reply.read())
-        except (ClientError, TimeoutError, OSError) as exc:
-            raise BackendUnavailable(f"{self.url}: {exc or type(exc).__name__}") from exc
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-
-
-class NullBackend:
-    """Answers ``{}`` to everything at once: measures what the emulator itself costs."""
-
-    name = "null (answers {})"
-    account = _ACCOUNTS["other"]
-
-    async def start(self) -> None:
-        pass
-
-    async def call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
-        return BackendResponse(200, {"Content-Type": JSON_CONTENT_TYPE}, b"{}")
-
-    async def close(self) -> None:
-        pass
-
-
-def _internal_error(message: str = _INTERNAL_MESSAGE) -> dict[str, Any]:
-    return error_body(DYNAMODB + "InternalServerError", message)
 
 
 # --- the emulator -------------------------------------------------------------------------
@@ -373,7 +206,7 @@ class Emulator:
         operation = "unknown"
         try:
             body = await request.read()
-            payload = _parse(body)
+            payload = loads_request(body)
             operation = operation_of(request.headers.get("X-Amz-Target"))
             if payload is None:  # an empty body passes the JSON check but is no request
                 raise WireError(400, CORAL + "SerializationException", "Empty request body")
@@ -386,7 +219,7 @@ class Emulator:
             )
             if operation in MODELED_OPERATIONS:
                 reply = await self._modeled(call)
-            elif operation in ("CreateTable", "UpdateTable", "DeleteTable"):
+            elif operation in TABLE_OPERATIONS:
                 reply = await self._table_operation(call)
             else:
                 reply = _passthrough(await self._send(call))
@@ -401,10 +234,10 @@ class Emulator:
             )
         except BackendUnavailable as exc:
             _log.warning("backend unavailable: %s", exc)
-            reply = _Reply(500, dumps(_internal_error(f"Backend unavailable: {exc}")))
+            reply = _Reply(500, dumps(internal_error(f"Backend unavailable: {exc}")))
         except Exception:  # a bug here must cost one request, never the server
             _log.exception("failed on a %s request", operation)
-            reply = _Reply(500, dumps(_internal_error()))
+            reply = _Reply(500, dumps(internal_error()))
         self.requests[(operation, "throttled" if reply.throttled else "forwarded")] += 1
         return _response(reply)
 
@@ -469,9 +302,9 @@ class Emulator:
             # (DynamoDB Local without -sharedDb) use to choose the database.
             # (No backend we know checks the signature, which cannot match this body.)
             headers = {k: v for k, v in call.headers.items() if k.lower() != "x-amz-target"}
-            headers["X-Amz-Target"] = "DynamoDB_20120810.DescribeTable"
+            headers["X-Amz-Target"] = TARGET_PREFIX + "DescribeTable"
             response = await self.backend.call(call.path, headers, dumps({"TableName": name}))
-            table = _json(response.body).get("Table") if response.status == 200 else None
+            table = loads_answer(response.body).get("Table") if response.status == 200 else None
             if isinstance(table, dict) and name not in self.schemas:
                 self._register(TableSchema.from_description(table))
             schema = self.schemas.get(name)
@@ -488,7 +321,7 @@ class Emulator:
         schemas = await self._schemas_for(call)
         if schemas is None:  # a missing table: the backend says so in its own words
             return _passthrough(await self._send(call))
-        pricing = _Pricing(call, schemas, self.shadow)
+        pricing = Pricing(call.operation, call.payload, schemas, self.shadow)
         try:
             estimate = pricing.estimate()
         except (ConfigError, KeyError, TypeError, ValueError, AttributeError, IndexError):
@@ -502,16 +335,11 @@ class Emulator:
             if call.operation.startswith("Transact"):
                 return _throttled(_canceled(call, throttle), 400)
             return _throttled(throttle.error_body(), 400)
-        try:
-            response = await self._send(call)
-        except BackendUnavailable:
-            self.model.settle(estimate.charges, ())
-            raise
-        parsed = _json(response.body)
+        response, parsed = await self._forward(call, estimate)
         actual = self._settle(pricing, estimate, response.status, parsed)
         return _with_capacity(call, response, parsed, actual)
 
-    async def _batch(self, call: _Request, pricing: _Pricing, estimate: OperationCost) -> _Reply:
+    async def _batch(self, call: _Request, pricing: Pricing, estimate: OperationCost) -> _Reply:
         admitted: list[int] = []
         throttles: list[Throttle] = []
         for index, group in enumerate(estimate.groups):
@@ -528,13 +356,8 @@ class Emulator:
             payload = {**call.payload, "RequestItems": items}
             forwarded = _Request(call.operation, payload, dumps(payload), call.path, call.headers)
         sent = estimate.select(admitted)
-        try:
-            response = await self._send(forwarded)
-        except BackendUnavailable:
-            self.model.settle(sent.charges, ())
-            raise
-        parsed = _json(response.body)
-        pricing = _Pricing(forwarded, pricing.schemas, self.shadow)
+        response, parsed = await self._forward(forwarded, sent)
+        pricing = Pricing(forwarded.operation, forwarded.payload, pricing.schemas, self.shadow)
         actual = self._settle(pricing, sent, response.status, parsed)
         if response.status == 200 and throttles:
             field_name = (
@@ -546,8 +369,19 @@ class Emulator:
             return _with_capacity(call, response, parsed, actual, changed=True)
         return _with_capacity(call, response, parsed, actual)
 
+    async def _forward(
+        self, call: _Request, admitted: OperationCost
+    ) -> tuple[BackendResponse, dict[str, Any]]:
+        """Send an admitted request: the answer, raw and parsed. Unanswered, it cost nothing."""
+        try:
+            response = await self._send(call)
+        except BackendUnavailable:
+            self.model.settle(admitted.charges, ())
+            raise
+        return response, loads_answer(response.body)
+
     def _settle(
-        self, pricing: _Pricing, admitted: OperationCost, status: int, parsed: dict[str, Any]
+        self, pricing: Pricing, admitted: OperationCost, status: int, parsed: dict[str, Any]
     ) -> OperationCost:
         """Correct the model by what the request really cost; return that cost."""
         try:
@@ -575,194 +409,6 @@ class Emulator:
         return web.Response(text=f"healthy: dynamodb.{self.model.region}.amazonaws.com ")
 
 
-class _Pricing:
-    """What one request costs: estimated before it runs, then from what the backend answered.
-
-    Writes are priced from the item shadow (before) and the request (after); reads admit
-    what the shadow knows (or the minimum) and are settled from the items actually returned.
-    Applies what the backend confirmed to the shadow.
-    """
-
-    def __init__(
-        self, call: _Request, schemas: Mapping[str, TableSchema], shadow: ItemShadow
-    ) -> None:
-        self.call, self.schemas, self.shadow = call, schemas, shadow
-        self.operation, self.request = call.operation, call.payload
-        self.known: dict[str, Any] = {}
-
-    def estimate(self) -> OperationCost:
-        op, request = self.operation, self.request
-        if op in ("GetItem", "PutItem", "UpdateItem", "DeleteItem"):
-            table, key = request["TableName"], request.get("Key") or request["Item"]
-            stored = self._stored(table, key)
-            if op == "GetItem":
-                self.known = {"returned": stored}
-            elif op == "UpdateItem":
-                self.known = {"before": stored, "after": apply_update(stored, key, request)}
-            else:
-                self.known = {"before": stored}
-        elif op == "BatchGetItem":
-            entries = batch_entries(request, op)
-            self.known = {"returned": [self._stored(t, key) for t, key in entries]}
-        elif op == "BatchWriteItem":
-            entries = batch_entries(request, op)
-            self.known = {"before": [self._stored(t, _write_key(e)) for t, e in entries]}
-        elif op == "TransactGetItems":
-            gets = [entry["Get"] for entry in request["TransactItems"]]
-            self.known = {"returned": [self._stored(g["TableName"], g["Key"]) for g in gets]}
-        elif op == "TransactWriteItems":
-            befores, afters = [], []
-            for entry in request["TransactItems"]:
-                ((action, body),) = entry.items()
-                key = body.get("Key") or body["Item"]
-                stored = self._stored(body["TableName"], key)
-                befores.append(stored)
-                afters.append(apply_update(stored, key, body) if action == "Update" else None)
-            self.known = {"before": befores, "after": afters}
-        return self._cost()
-
-    def actual(self, estimate: OperationCost, status: int, parsed: dict[str, Any]) -> OperationCost:
-        """The cost to settle on once the backend answered ``status`` and ``parsed``."""
-        op, request = self.operation, self.request
-        if status != 200:
-            if error_code(parsed) == "ConditionalCheckFailedException":
-                return self._cost(failed=True)  # still charged, indexes excepted
-            if error_code(parsed) == "TransactionCanceledException":
-                return estimate
-            return OperationCost(op, ())  # rejected requests consume nothing
-        if op == "GetItem":
-            item = parsed.get("Item")
-            self.known["returned"] = self._whole(request, request["TableName"], item)
-        elif op in ("Query", "Scan"):
-            self.known["returned"] = self._query_items(parsed)
-        elif op == "BatchGetItem":
-            self.known["returned"] = self._batch_items(parsed)
-        elif op == "TransactGetItems":
-            gets = [entry["Get"] for entry in request["TransactItems"]]
-            responses = parsed.get("Responses") or [{} for _ in gets]
-            self.known["returned"] = [
-                self._whole(get, get["TableName"], r.get("Item"))
-                for get, r in zip(gets, responses, strict=False)
-            ]
-        else:
-            return self._written(estimate, parsed)
-        return self._cost()
-
-    def _written(self, estimate: OperationCost, parsed: Mapping[str, Any]) -> OperationCost:
-        op, request = self.operation, self.request
-        if op in ("PutItem", "UpdateItem", "DeleteItem"):
-            table, key = request["TableName"], request.get("Key") or request["Item"]
-            attributes = parsed.get("Attributes")
-            returned = request.get("ReturnValues")
-            if op == "PutItem":
-                after: Any = request["Item"]
-            elif op == "DeleteItem":
-                after = None
-            elif returned == "ALL_NEW" and attributes is not None:
-                after = attributes
-            else:  # apply to the latest known item: concurrent updates land in answer order
-                base = attributes if returned == "ALL_OLD" else self._stored(table, key)
-                after = apply_update(base, key, request)
-            self._remember(table, key, after)
-            if returned == "ALL_OLD":  # the backend told us what was stored: price exactly
-                self.known["before"] = attributes
-                return self._cost()
-        elif op == "BatchWriteItem":
-            unprocessed = parsed.get("UnprocessedItems") or {}
-            for table, entry in batch_entries(self.request, op):
-                if entry in unprocessed.get(table, ()):
-                    continue
-                put = entry.get("PutRequest")
-                self._remember(table, _write_key(entry), put["Item"] if put else None)
-        elif op == "TransactWriteItems":
-            for entry in request["TransactItems"]:
-                ((action, body),) = entry.items()
-                table, key = body["TableName"], body.get("Key") or body["Item"]
-                if action == "Put":
-                    self._remember(table, key, body["Item"])
-                elif action == "Delete":
-                    self._remember(table, key, None)
-                elif action == "Update":
-                    self._remember(table, key, apply_update(self._stored(table, key), key, body))
-        return estimate
-
-    def _cost(self, *, failed: bool = False) -> OperationCost:
-        return cost_of(
-            self.operation, self.request, tables=self.schemas, failed=failed, **self.known
-        )
-
-    def _stored(self, table: str, key: Mapping[str, Any]) -> Any:
-        return self.shadow.get(table, primary_key(self.schemas[table], key))
-
-    def _remember(self, table: str, key: Mapping[str, Any], item: Any) -> None:
-        # An update we could not follow leaves an unknown item: forget rather than keep a
-        # stale one.
-        self.shadow.put(table, primary_key(self.schemas[table], key), item)
-
-    def _whole(self, spec: Mapping[str, Any], table: str, item: Any) -> Any:
-        """The stored item behind a read answer: the shadow's when the answer is projected."""
-        schema = self.schemas[table]
-        if any(name in spec for name in _READ_PROJECTIONS):
-            # A projection may leave the key out: a Get names it in the request.
-            known = spec.get("Key") or item
-            key = primary_key(schema, known) if known and item else None
-            return self.shadow.get(table, key) or item
-        if item is None:
-            return None
-        self.shadow.put(table, primary_key(schema, item), item)
-        return item
-
-    def _query_items(self, parsed: Mapping[str, Any]) -> list[Any]:
-        request, table = self.request, self.request["TableName"]
-        items = list(parsed.get("Items") or ())
-        if "IndexName" not in request:  # index entries are what an index read is charged by
-            items = [self._whole(request, table, item) for item in items]
-        # A filter drops items after they were read and charged: price the ones dropped like
-        # the average one kept.
-        scanned = parsed.get("ScannedCount")
-        if isinstance(scanned, int) and items and scanned > len(items):
-            items = [items[i % len(items)] for i in range(scanned)]
-        return items
-
-    def _batch_items(self, parsed: Mapping[str, Any]) -> list[Any]:
-        found: dict[tuple[str, Any], Any] = {}
-        for table, items in (parsed.get("Responses") or {}).items():
-            for item in items:
-                found[(table, primary_key(self.schemas[table], item))] = item
-        returned = []
-        for table, key in batch_entries(self.request, self.operation):
-            item = found.get((table, primary_key(self.schemas[table], key)))
-            spec = self.request["RequestItems"][table]
-            returned.append(self._whole(spec, table, item))
-        return returned
-
-
-def _write_key(entry: Mapping[str, Any]) -> Mapping[str, Any]:
-    put = entry.get("PutRequest")
-    key: Mapping[str, Any] = put["Item"] if put is not None else entry["DeleteRequest"]["Key"]
-    return key
-
-
-def _parse(body: bytes) -> dict[str, Any] | None:
-    if not body:
-        return None
-    try:
-        payload = json.loads(body)
-    except ValueError:
-        raise WireError(400, CORAL + "SerializationException", "Invalid JSON") from None
-    if not isinstance(payload, dict):
-        raise WireError(400, CORAL + "SerializationException", "Start of structure or map expected")
-    return payload
-
-
-def _json(body: bytes) -> dict[str, Any]:
-    try:
-        parsed = json.loads(body) if body else {}
-    except ValueError:
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
 def _canceled(call: _Request, throttle: Throttle) -> dict[str, Any]:
     """TransactionCanceledException naming ThrottlingError for the items on the hot table."""
     codes, messages = [], {}
@@ -782,9 +428,9 @@ def _throttled(body: Mapping[str, Any], status: int) -> _Reply:
 
 def _passthrough(response: BackendResponse) -> _Reply:
     headers = {k: v for k, v in response.headers.items() if k.lower() not in _RESPONSE_DROP}
-    if response.status >= 500 and not _json(response.body):
+    if response.status >= 500 and not loads_answer(response.body):
         # moto answers HTML for requests it cannot parse; clients expect DynamoDB's JSON.
-        return _Reply(response.status, dumps(_internal_error()), headers)
+        return _Reply(response.status, dumps(internal_error()), headers)
     return _Reply(response.status, response.body, headers)
 
 
@@ -821,109 +467,6 @@ def _response(reply: _Reply) -> web.Response:
     headers.setdefault("x-amzn-RequestId", uuid.uuid4().hex)
     headers["x-amz-crc32"] = crc32(reply.body)
     return web.Response(status=reply.status, body=reply.body, headers=headers)
-
-
-# --- metrics ------------------------------------------------------------------------------
-
-
-class ModelCollector(Collector):
-    """Prometheus metric families computed from the partition model at each scrape.
-
-    The series are bounded: tables and their GSIs are few, and so are their partitions (a
-    table has as many as its capacity needs, plus the splits for heat, each of which waits
-    minutes); keys never appear in labels.
-    """
-
-    def __init__(self, emulator: Emulator) -> None:
-        self._emulator = emulator
-
-    def collect(self) -> Iterator[Metric]:
-        model, p = self._emulator.model, _METRIC
-        space = ["table", "index"]
-        part = [*space, "partition"]
-        families: dict[str, Any] = {
-            "read": CounterMetricFamily(
-                f"{p}_consumed_read_units", "Read units consumed.", labels=space
-            ),
-            "write": CounterMetricFamily(
-                f"{p}_consumed_write_units", "Write units consumed.", labels=space
-            ),
-            "part_read": CounterMetricFamily(
-                f"{p}_partition_consumed_read_units",
-                "Read units consumed on a partition (from zero again when it splits).",
-                labels=part,
-            ),
-            "part_write": CounterMetricFamily(
-                f"{p}_partition_consumed_write_units",
-                "Write units consumed on a partition (from zero again when it splits).",
-                labels=part,
-            ),
-            "part_throttled": CounterMetricFamily(
-                f"{p}_partition_throttled_requests",
-                "Requests throttled on a partition.",
-                labels=[*part, "kind"],
-            ),
-            "hot": GaugeMetricFamily(
-                f"{p}_partition_hot_seconds",
-                "Consecutive seconds the partition has run near its ceiling.",
-                labels=part,
-            ),
-            "throttled": CounterMetricFamily(
-                f"{p}_throttled_requests",
-                "Requests throttled on a table or GSI (partition or table capacity).",
-                labels=[*space, "kind"],
-            ),
-            "burst_read": GaugeMetricFamily(
-                f"{p}_burst_read_units", "Unused read units banked for bursts.", labels=space
-            ),
-            "burst_write": GaugeMetricFamily(
-                f"{p}_burst_write_units", "Unused write units banked for bursts.", labels=space
-            ),
-            "cap_read": GaugeMetricFamily(
-                f"{p}_capacity_read_units", "Read units per second allowed now.", labels=space
-            ),
-            "cap_write": GaugeMetricFamily(
-                f"{p}_capacity_write_units", "Write units per second allowed now.", labels=space
-            ),
-            "partitions": GaugeMetricFamily(
-                f"{p}_partitions", "Partitions of the table or GSI.", labels=space
-            ),
-            "splits": CounterMetricFamily(
-                f"{p}_splits", "Partitions added by capacity growth or heat.", labels=space
-            ),
-        }
-        for stats in model.snapshot():
-            labels = [stats.table, stats.index or ""]
-            families["read"].add_metric(labels, stats.consumed_read_units)
-            families["write"].add_metric(labels, stats.consumed_write_units)
-            for kind, count in (("read", stats.throttled_reads), ("write", stats.throttled_writes)):
-                families["throttled"].add_metric([*labels, kind], count)
-            families["burst_read"].add_metric(labels, stats.burst_read_units)
-            families["burst_write"].add_metric(labels, stats.burst_write_units)
-            families["cap_read"].add_metric(labels, stats.read_capacity)
-            families["cap_write"].add_metric(labels, stats.write_capacity)
-            families["partitions"].add_metric(labels, len(stats.partitions))
-            families["splits"].add_metric(labels, stats.splits)
-            for partition in stats.partitions:
-                # The first hash of its range names a partition: stable while others split.
-                at = [*labels, f"{partition.start:016x}"]
-                families["part_read"].add_metric(at, partition.consumed_read_units)
-                families["part_write"].add_metric(at, partition.consumed_write_units)
-                families["part_throttled"].add_metric([*at, "read"], partition.throttled_reads)
-                families["part_throttled"].add_metric([*at, "write"], partition.throttled_writes)
-                families["hot"].add_metric(at, partition.hot_seconds)
-        yield from families.values()
-        requests = CounterMetricFamily(
-            f"{p}_requests",
-            "Requests answered, by operation and outcome (forwarded, throttled, rejected).",
-            labels=["operation", "outcome"],
-        )
-        for (operation, outcome), count in sorted(self._emulator.requests.items()):
-            requests.add_metric([operation, outcome], count)
-        yield requests
-        scale = GaugeMetricFamily(f"{p}_scale", "Factor applied to every AWS capacity figure.")
-        scale.add_metric([], model.scale)
-        yield scale
 
 
 # --- running it ---------------------------------------------------------------------------

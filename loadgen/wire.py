@@ -1,24 +1,18 @@
 """DynamoDB's JSON protocol as the emulator reads and writes it.
 
-Everything here is pure: parsing the operation out of ``X-Amz-Target``, DynamoDB's error
-bodies, the CRC32 header, slicing batch requests into admitted and unprocessed parts, and
-knowing items well enough to price writes (`ItemShadow`, `apply_update`). The HTTP server and
-the backends live in `loadgen.emulator`.
+Everything here is pure: parsing the operation out of ``X-Amz-Target`` and the JSON out of
+bodies, DynamoDB's error bodies, the CRC32 header, and slicing batch requests into admitted
+and unprocessed parts. The HTTP server lives in `loadgen.emulator`, the backends in
+`loadgen.backends`, what a request costs in `loadgen.pricing`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import zlib
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from decimal import Decimal, InvalidOperation
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
-
-from loadgen.capacity import Item, KeyValue, key_value
-from loadgen.schema import TableSchema
 
 __all__ = [
     "CORAL",
@@ -26,24 +20,26 @@ __all__ = [
     "JSON_CONTENT_TYPE",
     "MODELED_OPERATIONS",
     "TABLE_OPERATIONS",
-    "ItemShadow",
+    "TARGET_PREFIX",
     "WireError",
-    "apply_update",
     "batch_entries",
     "batch_select",
     "crc32",
     "dumps",
     "error_body",
     "error_code",
+    "internal_error",
+    "loads_answer",
+    "loads_request",
     "merge_unprocessed",
     "operation_of",
-    "primary_key",
     "tables_of",
     "transaction_canceled",
 ]
 
 JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 TARGET_PREFIX = "DynamoDB_20120810."
+"""What ``X-Amz-Target`` starts with, before the operation's name."""
 DYNAMODB = "com.amazonaws.dynamodb.v20120810#"
 """Namespace of the service's own errors (throttles, missing tables, ...)."""
 CORAL = "com.amazon.coral.service#"
@@ -66,6 +62,7 @@ MODELED_OPERATIONS = frozenset(
 """Operations the partition model charges; every other operation is forwarded untouched."""
 TABLE_OPERATIONS = frozenset({"CreateTable", "UpdateTable", "DeleteTable"})
 """Operations the emulator follows to learn table schemas."""
+_INTERNAL_MESSAGE = "Internal server error"
 
 
 class WireError(Exception):
@@ -92,6 +89,11 @@ def error_body(type_: str, message: str) -> dict[str, Any]:
 def error_code(body: Mapping[str, Any]) -> str:
     """The error code of a DynamoDB error body, e.g. ``ConditionalCheckFailedException``."""
     return str(body.get("__type", "")).rpartition("#")[2]
+
+
+def internal_error(message: str = _INTERNAL_MESSAGE) -> dict[str, Any]:
+    """DynamoDB's InternalServerError body, for answers no backend gave in JSON."""
+    return error_body(DYNAMODB + "InternalServerError", message)
 
 
 @cache
@@ -122,6 +124,28 @@ def dumps(body: Any) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+def loads_request(body: bytes) -> dict[str, Any] | None:
+    """A request body as a JSON object, None if empty; a `WireError` as DynamoDB words it."""
+    if not body:
+        return None
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        raise WireError(400, CORAL + "SerializationException", "Invalid JSON") from None
+    if not isinstance(payload, dict):
+        raise WireError(400, CORAL + "SerializationException", "Start of structure or map expected")
+    return payload
+
+
+def loads_answer(body: bytes) -> dict[str, Any]:
+    """A backend's answer as a JSON object; ``{}`` for anything else (HTML, nothing)."""
+    try:
+        parsed = json.loads(body) if body else {}
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
 def crc32(body: bytes) -> str:
     """The ``x-amz-crc32`` header value: CRC32 of the body as an unsigned decimal."""
     return str(zlib.crc32(body))
@@ -138,14 +162,6 @@ def tables_of(operation: str, request: Mapping[str, Any]) -> list[str]:
                 names[body["TableName"]] = None
         return list(names)
     return [request["TableName"]]
-
-
-def primary_key(schema: TableSchema, item: Item) -> tuple[KeyValue, ...] | None:
-    """The item's primary key as hashable values, or None if a key attribute is missing."""
-    try:
-        return tuple(key_value(item[name]) for name in schema.key_attributes)
-    except (KeyError, TypeError, ValueError):
-        return None
 
 
 # --- batches ------------------------------------------------------------------------------
@@ -212,251 +228,3 @@ def transaction_canceled(codes: Sequence[str], messages: Mapping[int, str]) -> d
         "Message": "Transaction cancelled, please refer cancellation reasons for specific "
         f"reasons [{', '.join(codes)}]",
     }
-
-
-# --- knowing items ------------------------------------------------------------------------
-
-
-class ItemShadow:
-    """The last known stored form of recently touched items, bounded, least recent out first.
-
-    A write is priced by the larger of the item before and after it, and a GSI write by
-    whether the item is in the index before and after; the request alone does not say what is
-    stored. The emulator keeps what it saw pass by (items written, items read whole) rather
-    than asking the backend before every write, which would double the backend's work. An
-    item the shadow does not hold (never seen, or evicted) is priced as absent: exact for
-    inserts, an undercount for overwriting a large item written before the emulator started.
-    Items are kept as compact JSON: 100,000 items of 260 bytes take 60 MB (parsed, 170 MB);
-    a lookup parses one, about 10 microseconds.
-
-        >>> shadow = ItemShadow(2)
-        >>> shadow.put("t", ("a",), {"pk": {"S": "a"}})
-        >>> shadow.get("t", ("a",))
-        {'pk': {'S': 'a'}}
-    """
-
-    def __init__(self, capacity: int) -> None:
-        if capacity < 0:
-            raise ValueError(f"shadow capacity must be >= 0 items (got {capacity!r})")
-        self.capacity = capacity
-        """Items kept at most; 0 keeps none (every write is priced as an insert)."""
-        self._items: OrderedDict[tuple[str, tuple[KeyValue, ...]], bytes] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def get(self, table: str, key: tuple[KeyValue, ...] | None) -> Item | None:
-        """The stored item, or None when it is absent or unknown."""
-        if key is None:
-            return None
-        stored = self._items.get((table, key))
-        if stored is None:
-            return None
-        self._items.move_to_end((table, key))
-        item: Item = json.loads(stored)
-        return item
-
-    def put(self, table: str, key: tuple[KeyValue, ...] | None, item: Item | None) -> None:
-        """Remember ``item`` as stored under ``key`` (None: it is gone)."""
-        if key is None:
-            return
-        if item is None:
-            self._items.pop((table, key), None)
-            return
-        if self.capacity == 0:
-            return
-        self._items[(table, key)] = dumps(item)
-        self._items.move_to_end((table, key))
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)
-
-    def drop_table(self, table: str) -> None:
-        """Forget every item of a table (it was deleted or created anew). O(items)."""
-        for entry in [entry for entry in self._items if entry[0] == table]:
-            del self._items[entry]
-
-
-class _Unsupported(Exception):
-    """An update the shadow cannot follow (nested paths, unknown functions, bad types)."""
-
-
-_TOKENS = re.compile(r"#\w+|:\w+|[A-Za-z_]\w*|\[\d+\]|\.|[=+\-,()]")
-_CLAUSES = ("SET", "REMOVE", "ADD", "DELETE")
-_SETS = ("SS", "NS", "BS")
-
-
-def apply_update(
-    before: Item | None, key: Mapping[str, Any], request: Mapping[str, Any]
-) -> Item | None:
-    """The item an UpdateItem request leaves, or None when the update is beyond this reader.
-
-    Follows ``UpdateExpression`` (SET with ``+``, ``-``, ``if_not_exists`` and
-    ``list_append``; REMOVE; ADD; DELETE) and legacy ``AttributeUpdates`` on top-level
-    attributes, which covers counters, status changes and GSI key moves. Nested paths return
-    None, and the caller prices the write as an estimate.
-
-        >>> apply_update(None, {"pk": {"S": "a"}}, {
-        ...     "UpdateExpression": "ADD #n :one",
-        ...     "ExpressionAttributeNames": {"#n": "n"},
-        ...     "ExpressionAttributeValues": {":one": {"N": "1"}},
-        ... })
-        {'pk': {'S': 'a'}, 'n': {'N': '1'}}
-    """
-    item: dict[str, Any] = dict(before) if before is not None else dict(key)
-    try:
-        if "UpdateExpression" in request:
-            _Expression(request).apply(item)
-        for name, update in (request.get("AttributeUpdates") or {}).items():
-            _legacy_update(item, name, update)
-    except (_Unsupported, KeyError, TypeError, ValueError, InvalidOperation, IndexError):
-        return None
-    return item
-
-
-class _Expression:
-    """A recursive-descent reader of one UpdateExpression over top-level attributes."""
-
-    def __init__(self, request: Mapping[str, Any]) -> None:
-        text = str(request["UpdateExpression"])
-        self.tokens = _TOKENS.findall(text)
-        # Anything the token pattern skipped (other than spaces) is syntax we do not follow.
-        if "".join(self.tokens) != "".join(text.split()):
-            raise _Unsupported(text)
-        if "." in self.tokens or any(t.startswith("[") for t in self.tokens):
-            raise _Unsupported("nested path")
-        self.names: Mapping[str, str] = request.get("ExpressionAttributeNames") or {}
-        self.values: Mapping[str, Any] = request.get("ExpressionAttributeValues") or {}
-        self.position = 0
-
-    def apply(self, item: dict[str, Any]) -> None:
-        actions: list[Callable[[], None]] = []
-        while self.position < len(self.tokens):
-            clause = self._next().upper()
-            if clause not in _CLAUSES:
-                raise _Unsupported(clause)
-            while True:
-                actions.append(self._action(clause, item))
-                if self._peek() != ",":
-                    break
-                self._next()
-        # Every operand reads the item as it was before the update, as DynamoDB evaluates.
-        for action in actions:
-            action()
-
-    def _action(self, clause: str, item: dict[str, Any]) -> Callable[[], None]:
-        name = self._path()
-        if clause == "REMOVE":
-            return lambda: item.pop(name, None)
-        if clause == "SET":
-            if self._next() != "=":
-                raise _Unsupported("SET without =")
-            value = self._value(item)
-            return lambda: item.__setitem__(name, value)
-        operand = self._operand(item)
-        if clause == "ADD":
-            return lambda: _add(item, name, operand)
-        return lambda: _delete(item, name, operand)
-
-    def _value(self, item: Mapping[str, Any]) -> Any:
-        left = self._operand(item)
-        if self._peek() in ("+", "-"):
-            sign = self._next()
-            right = self._operand(item)
-            total = Decimal(left["N"]) + (Decimal(right["N"]) * (1 if sign == "+" else -1))
-            return {"N": _number(total)}
-        return left
-
-    def _operand(self, item: Mapping[str, Any]) -> Any:
-        token = self._peek()
-        if token is not None and token.startswith(":"):
-            self._next()
-            return self.values[token]
-        if token in ("if_not_exists", "list_append") and self._lookahead(1) == "(":
-            self._next()
-            self._next()
-            first = self._operand_or_path(item, token == "if_not_exists")
-            self._expect(",")
-            second = self._operand(item)
-            self._expect(")")
-            if token == "if_not_exists":
-                return first if first is not None else second
-            return {"L": [*first["L"], *second["L"]]}
-        value = item.get(self._path())
-        if value is None:
-            raise _Unsupported("operand names a missing attribute")
-        return value
-
-    def _operand_or_path(self, item: Mapping[str, Any], path_only: bool) -> Any:
-        if path_only:
-            return item.get(self._path())
-        return self._operand(item)
-
-    def _path(self) -> str:
-        token = self._next()
-        if token.startswith("#"):
-            return str(self.names[token])
-        if not (token[0].isalpha() or token[0] == "_") or token.upper() in _CLAUSES:
-            raise _Unsupported(token)
-        return token
-
-    def _expect(self, token: str) -> None:
-        if self._next() != token:
-            raise _Unsupported(f"expected {token}")
-
-    def _peek(self) -> str | None:
-        return self._lookahead(0)
-
-    def _lookahead(self, offset: int) -> str | None:
-        index = self.position + offset
-        return self.tokens[index] if index < len(self.tokens) else None
-
-    def _next(self) -> str:
-        if self.position >= len(self.tokens):
-            raise _Unsupported("unexpected end")
-        token: str = self.tokens[self.position]
-        self.position += 1
-        return token
-
-
-def _number(value: Decimal) -> str:
-    return "0" if value.is_zero() else format(value.normalize(), "f")
-
-
-def _add(item: dict[str, Any], name: str, operand: Mapping[str, Any]) -> None:
-    current = item.get(name)
-    ((tag, value),) = operand.items()
-    if current is None:
-        item[name] = dict(operand)
-    elif tag == "N":
-        item[name] = {"N": _number(Decimal(current["N"]) + Decimal(value))}
-    elif tag in _SETS:
-        item[name] = {tag: [*current[tag], *(v for v in value if v not in current[tag])]}
-    else:
-        raise _Unsupported(f"ADD of {tag}")
-
-
-def _delete(item: dict[str, Any], name: str, operand: Mapping[str, Any]) -> None:
-    current = item.get(name)
-    if current is None:
-        return
-    ((tag, value),) = operand.items()
-    if tag not in _SETS:
-        raise _Unsupported(f"DELETE of {tag}")
-    kept = [v for v in current[tag] if v not in value]
-    if kept:
-        item[name] = {tag: kept}
-    else:
-        item.pop(name)
-
-
-def _legacy_update(item: dict[str, Any], name: str, update: Mapping[str, Any]) -> None:
-    action = update.get("Action", "PUT")
-    value = update.get("Value")
-    if action == "PUT":
-        item[name] = value
-    elif action == "ADD":
-        _add(item, name, update["Value"])
-    elif value is None:
-        item.pop(name, None)
-    else:
-        _delete(item, name, value)

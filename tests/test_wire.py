@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from loadgen.capacity import item_size
+from loadgen.pricing import ItemShadow
+from loadgen.update_expression import apply_update
 from loadgen.wire import (
-    ItemShadow,
     WireError,
-    apply_update,
     batch_entries,
     batch_select,
     crc32,
