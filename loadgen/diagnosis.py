@@ -181,7 +181,15 @@ def _hot_key(facts: _Facts, results: dict[str, Any]) -> Finding | None:
         f"{WRITE_CEILING:,.0f} and {READ_CEILING:,.0f}; {key_throttled:.0f} of the "
         f"{facts.throttled:.0f} throttled attempts fell on its partition."
     )
-    shards = max(2, math.ceil(write / (RISK * WRITE_CEILING))) if write else 10
+    shards = max(2, math.ceil(write / (RISK * WRITE_CEILING)))
+    sizing = (
+        f"N = {shards} keeps each shard under half a partition's 1,000 write units/s at "
+        "the rate measured"
+    )
+    if key_throttled:
+        # A throttled key's measured rate is what its partition let through, not the demand.
+        sizing += "; the key was throttled, so the demand was higher: take N larger"
+    sizing += "."
     if facts.scope.index is not None:
         return Finding(
             "hot-gsi-key",
@@ -192,8 +200,7 @@ def _hot_key(facts: _Facts, results: dict[str, Any]) -> Finding | None:
             "(back-pressure), so the table's writers fail or retry.",
             f"Shard the index key: write {hot.key}#<0..N-1> with the suffix computed from the "
             f"item's id (so an update finds the same shard), and query the N shards in parallel, "
-            f"merging the results. N = {shards} keeps each shard under half a partition's "
-            "write ceiling at this rate.",
+            f"merging the results. {sizing}",
             GUIDES["gsi-sharding"],
             key_throttled + facts.risk(),
         )
@@ -209,8 +216,7 @@ def _hot_key(facts: _Facts, results: dict[str, Any]) -> Finding | None:
         remedy, guide = (
             f"Shard the key's writes: spread them over {hot.key}#<0..N-1> with a random or "
             f"calculated suffix and read by fetching the N keys (BatchGetItem) and combining. "
-            f"N = {shards} keeps each shard under half a partition's 1,000 write units/s at "
-            "this rate.",
+            f"{sizing}",
             GUIDES["write-sharding"],
         )
     return Finding(
@@ -249,8 +255,14 @@ def _hot_range(
         rate >= RISK * WRITE_CEILING or (facts.throttled and throttled >= 0.5 * facts.throttled)
     ):
         return None
-    names = _keys_by_bucket(results, facts.scope)
-    keys = tuple(names[b] for b in members if b in names)
+    keys: tuple[str, ...] = ()
+    if not results["heat"].get("keys_hashed"):
+        inside = set(members)
+        keys = tuple(
+            row["key"]
+            for row in analysis.top_keys(results, facts.scope)
+            if bucket_of(row["key"], buckets) in inside
+        )
     return Finding(
         "hot-range",
         facts.scope.name,

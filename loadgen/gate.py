@@ -22,6 +22,7 @@ a run at scale 0.1 fails when a key sustains more than 50 measured units/s, whic
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -277,9 +278,13 @@ def run_gate(
     rules = thresholds if isinstance(thresholds, Thresholds) else load_thresholds(thresholds)
     base = analysis.load_results(baseline) if baseline is not None else None
     outcome = evaluate(data, rules, base)
-    print(format_text(outcome), file=out or sys.stdout, flush=True)
     if junit is not None:
         write_junit(outcome, junit)
     if markdown is not None:
         write_markdown(outcome, markdown)
+    try:
+        print(format_text(outcome), file=out or sys.stdout, flush=True)
+    except BrokenPipeError:
+        # `loadgen gate ... | head`: the verdict is the exit code; stop writing quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return outcome.exit_code

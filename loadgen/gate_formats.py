@@ -114,9 +114,12 @@ def junit_xml(outcome: Outcome) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, "unicode") + "\n"
 
 
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>&|])")
+
+
 def _cell(text: str) -> str:
-    """Text safe in a Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """Text shown as written in Markdown, table cells included: keys are arbitrary text."""
+    return _MARKDOWN.sub(r"\\\1", text).replace("\n", " ")
 
 
 def format_markdown(outcome: Outcome) -> str:
@@ -142,7 +145,9 @@ def format_markdown(outcome: Outcome) -> str:
         )
     if failed:
         lines += ["", "### Failed checks", ""]
-        lines += [f"- **{_cell(c.classname)}** `{c.gate.name}`: {c.detail}" for c in outcome.failed]
+        lines += [
+            f"- **{_cell(c.classname)}** `{c.gate.name}`: {_cell(c.detail)}" for c in outcome.failed
+        ]
     findings = diagnose(
         outcome.results,
         partitions=settings.partitions,
@@ -151,8 +156,8 @@ def format_markdown(outcome: Outcome) -> str:
     )
     lines += ["", "### Diagnosis", ""]
     for finding in findings:
-        lines.append(f"- **{finding.title}.** {finding.evidence}")
-        lines.append(f"  *Remedy:* {finding.remedy} ([AWS guide]({finding.guide}))")
+        lines.append(f"- **{_cell(finding.title)}.** {_cell(finding.evidence)}")
+        lines.append(f"  *Remedy:* {_cell(finding.remedy)} ([AWS guide]({finding.guide}))")
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,143 @@
+"""Results files made without a run, for the gate, diagnosis and report tests.
+
+The heat and top keys come from a real `HeatMap` fed request contexts, so they have exactly
+the shape `loadgen run --out` writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadgen.heat import HeatConfig, HeatMap
+
+START = 1_800_000_000
+
+
+def event(
+    second: int,
+    operation: str,
+    table: str,
+    keys: list[str],
+    *,
+    units: float = 1.0,
+    throttled: int = 0,
+    index: str | None = None,
+    index_keys: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "second": second,
+        "operation": operation,
+        "context": {
+            "table": table,
+            "index": index,
+            "partition_keys": keys,
+            "throttled_attempts": throttled,
+            "consumed_capacity": {"TableName": table, "CapacityUnits": units},
+            "index_keys": index_keys or {},
+        },
+    }
+
+
+def op_row(
+    name: str,
+    operation: str,
+    requests: int,
+    *,
+    failures: int = 0,
+    throttled: int = 0,
+    retries: int = 0,
+    p50: float | None = 10,
+    p95: float | None = 20,
+    p99: float | None = 30,
+    duration_s: float = 10.0,
+    errors: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    return {
+        "operation": operation,
+        "name": name,
+        "requests": requests,
+        "failures": failures,
+        "requests_per_s": requests / duration_s,
+        "avg_ms": p50,
+        "max_ms": (p99 or 0) + 5,
+        "throttled_attempts": throttled,
+        "retries": retries,
+        "unprocessed_items": 0,
+        "errors": errors or {},
+        "p50_ms": p50,
+        "p95_ms": p95,
+        "p99_ms": p99,
+    }
+
+
+def make_results(
+    events: list[dict[str, Any]],
+    operations: list[dict[str, Any]] | None = None,
+    *,
+    scale: float | None = 0.1,
+    buckets: int = 256,
+    hash_keys: str | None = None,
+    duration_s: float = 10.0,
+) -> dict[str, Any]:
+    heat = HeatMap(HeatConfig(buckets=buckets, hash_keys=hash_keys, capacity_source="reported"))
+    for e in events:
+        heat.record(e["operation"], e["context"], {}, start_time=START + e["second"])
+    operations = operations or [op_row("w.put", "PutItem", max(1, len(events)))]
+    totals = op_row(
+        "Aggregated",
+        "",
+        sum(r["requests"] for r in operations),
+        failures=sum(r["failures"] for r in operations),
+        throttled=sum(r["throttled_attempts"] for r in operations),
+        retries=sum(r["retries"] for r in operations),
+        p50=max((r["p50_ms"] or 0) for r in operations),
+        p95=max((r["p95_ms"] or 0) for r in operations),
+        p99=max((r["p99_ms"] or 0) for r in operations),
+        duration_s=duration_s,
+    )
+    return {
+        "schema_version": 1,
+        "run": {
+            "workload": "test",
+            "design": "d",
+            "distribution": "uniform",
+            "keys": 100,
+            "seed": 1,
+            "target": "test",
+            "scale": scale,
+            "users": 1,
+            "interrupted": False,
+        },
+        "duration_s": duration_s,
+        "operations": operations,
+        "totals": totals,
+        "hot_keys": [],
+        "top_keys": heat.top_keys_dict(),
+        "heat": heat.matrix(),
+    }
+
+
+def steady(
+    table: str,
+    keys: list[str],
+    *,
+    seconds: int = 10,
+    per_second: int = 10,
+    operation: str = "PutItem",
+    units: float = 1.0,
+    throttled: int = 0,
+    index: str | None = None,
+) -> list[dict[str, Any]]:
+    """``per_second`` calls a second for ``seconds``, cycling over ``keys``."""
+    events = []
+    n = 0
+    for second in range(seconds):
+        for _ in range(per_second):
+            key = keys[n % len(keys)]
+            n += 1
+            events.append(
+                event(
+                    second, operation, table, [key], units=units, throttled=throttled, index=index
+                )
+            )
+    return events
