@@ -74,3 +74,20 @@ def test_example_workflow_is_a_valid_github_workflow() -> None:
         load_thresholds(ROOT / "examples" / "thresholds" / f"{entry['workload']}.yaml")
         assert (ROOT / "workloads" / f"{entry['workload']}.py").is_file()
         assert entry["design"] in (ROOT / "workloads" / f"{entry['workload']}.py").read_text()
+
+
+@pytest.mark.slow
+def test_report_names_the_time_ordered_key_of_the_sensor_by_time_design(tmp_path) -> None:
+    # An hour of the simulated clock every 3 s: the hot partition key moves during the run.
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "loadgen", "run", "sensor", "--design", "by-time",
+            "--users", "10", "--duration", "8s", "--clock-speed", "1200",
+            "--report", str(tmp_path),
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = (tmp_path / "report.html").read_text()
+    assert "A time-ordered key on ph-sensor" in page
+    assert "READINGS#2026-01-01-00 → READINGS#2026-01-01-01" in page
