@@ -42,9 +42,10 @@ CHARTS = {
     ),
     "throttles.png": (
         "Throttles over time",
-        "Per table or index and lane (reads, writes): key touches per second above, "
-        "throttled attempts per second below, one point per second (the first and last are "
-        "partial seconds). A throttled call counts once for every key it touched: a "
+        "Per table or index and lane (reads, writes): key touches per second above (a "
+        "BatchGetItem of ten keys is ten touches), throttled attempts per second below, one "
+        "point per second (the first and last are partial seconds). A throttled call counts "
+        "once for every key it touched: a "
         "transaction of five items held back by a hot index counts five on the table.",
     ),
     "latency.png": (
