@@ -52,7 +52,7 @@ def query_variable(
 ) -> core.Template:
     """A variable from a Prometheus query (``label_values(...)`` or ``query_result(...)``),
     refreshed whenever the time range changes so that a new run's labels appear."""
-    return core.Template(
+    template = core.Template(
         name=name,
         label=label,
         query=query,
@@ -64,8 +64,16 @@ def query_variable(
         multi=multi,
         regex=regex,
         refresh=core.REFRESH_ON_TIME_RANGE_CHANGE,
-        default="All" if include_all else None,
     )
+    if include_all:
+        # Open on "All", written as Grafana writes it ($__all); without a current value
+        # Grafana opens on the first option.
+        template._current = {
+            "selected": True,
+            "text": ["All"] if multi else "All",
+            "value": ["$__all"] if multi else "$__all",
+        }
+    return template
 
 
 INDEX_REGEX = '/index_name="(?<text>[^"]+)",index_regex="(?<value>[^"]+)"/'
