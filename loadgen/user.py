@@ -114,6 +114,10 @@ class DynamoUser(User):
         """Add the workload's own command-line options (override and call super)."""
 
     @classmethod
+    def check_options(cls, parsed: Any) -> None:
+        """Validate the workload's own options; raise `ConfigError` naming a bad value."""
+
+    @classmethod
     def create_table_request(cls, options: WorkloadOptions) -> dict[str, Any]:
         """The CreateTable parameters of the workload's table, billing aside (see `Billing`)."""
         raise NotImplementedError
@@ -126,6 +130,7 @@ def workload_options(environment: Any, user_class: type[DynamoUser]) -> Workload
     )
     options = cache.get(user_class)
     if options is None:
+        user_class.check_options(environment.parsed_options)
         options = cache[user_class] = WorkloadOptions.from_parsed(
             environment.parsed_options,
             designs=user_class.designs,

@@ -71,3 +71,20 @@ def test_missing_aws_credentials(tmp_path) -> None:
         "loadgen: error: no AWS credentials found for --aws (configure a profile, "
         "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or an instance role)"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["counter", "--shards", "0"], "--shards must be >= 1 (got 0)"),
+        (["orders", "--status-shards", "-1"], "--status-shards must be >= 1 (got -1)"),
+        (["sensor", "--clock-speed", "0"], "--clock-speed must be > 0 (got 0.0)"),
+        (["counter", "--billing-mode", "free"], "unknown billing mode 'free'"),
+    ],
+)
+def test_bad_workload_options_name_the_value(args: list[str], expected: str) -> None:
+    result = loadgen("run", *args, "--duration", "2s", timeout=90)
+    assert result.returncode == 2
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("loadgen: error: ") and expected in last
+    assert "Traceback" not in result.stderr

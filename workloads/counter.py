@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from loadgen.errors import ConfigError
 from loadgen.options import WorkloadOptions, add_argument
 from loadgen.user import DynamoUser, register
 
@@ -41,10 +42,13 @@ class CounterUser(DynamoUser):
             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
         }
 
+    @classmethod
+    def check_options(cls, parsed: Any) -> None:
+        if parsed.shards < 1:
+            raise ConfigError(f"--shards must be >= 1 (got {parsed.shards})")
+
     def on_start(self) -> None:
         self.shards = int(self.environment.parsed_options.shards)
-        if self.shards < 1:
-            raise ValueError(f"--shards must be >= 1 (got {self.shards})")
 
     def _shard_key(self, name: str, shard: int) -> str:
         return f"COUNTER#{name}#SHARD#{shard}"

@@ -23,6 +23,7 @@ from collections import deque
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from loadgen.errors import ConfigError
 from loadgen.options import WorkloadOptions, add_argument
 from loadgen.user import DynamoUser, register
 
@@ -86,6 +87,15 @@ class OrdersUser(DynamoUser):
                 gsi("status", "gsi2pk", "gsi2sk"),
             ],
         }
+
+    @classmethod
+    def check_options(cls, parsed: Any) -> None:
+        for flag, value in (
+            ("--status-shards", parsed.status_shards),
+            ("--items-per-order", parsed.items_per_order),
+        ):
+            if value < 1:
+                raise ConfigError(f"{flag} must be >= 1 (got {value})")
 
     def on_start(self) -> None:
         parsed = self.environment.parsed_options

@@ -21,6 +21,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from loadgen.errors import ConfigError
 from loadgen.options import WorkloadOptions, add_argument
 from loadgen.user import DynamoUser, register
 
@@ -71,6 +72,11 @@ class SensorUser(DynamoUser):
                 {"AttributeName": "sk", "AttributeType": "S"},
             ],
         }
+
+    @classmethod
+    def check_options(cls, parsed: Any) -> None:
+        if not parsed.clock_speed > 0:
+            raise ConfigError(f"--clock-speed must be > 0 (got {parsed.clock_speed})")
 
     def on_start(self) -> None:
         # One clock per process, so all users agree on the current hour.
