@@ -14,6 +14,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from loadgen.configfile import read_yaml_or_toml
 from loadgen.errors import ConfigError, HarnessError
 from loadgen.runner import WORKLOADS, Interrupted, RunConfig
 
@@ -107,26 +108,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def load_config_file(path: str) -> dict[str, Any]:
     """Settings from a YAML (.yaml/.yml) or TOML (.toml) file."""
-    file = Path(path)
-    try:
-        text = file.read_text()
-    except OSError as e:
-        raise ConfigError(f"cannot read config file {path!r}: {e.strerror}") from None
-    try:
-        if file.suffix == ".toml":
-            import tomllib
-
-            data: Any = tomllib.loads(text)
-        elif file.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text) or {}
-        else:
-            raise ConfigError(f"config file {path!r} must end in .yaml, .yml or .toml")
-    except ConfigError:
-        raise
-    except Exception as e:
-        raise ConfigError(f"config file {path!r} is not valid: {e}".splitlines()[0]) from None
+    data = read_yaml_or_toml(path, "config file") or {}
     if not isinstance(data, dict):
         raise ConfigError(f"config file {path!r} must hold a mapping of settings")
     return data

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loadgen.configfile import read_yaml_or_toml
 from loadgen.errors import ConfigError
 
 __all__ = [
@@ -236,25 +237,5 @@ def parse_thresholds(data: Any, source: str = "thresholds") -> Thresholds:
 
 def load_thresholds(path: str | Path) -> Thresholds:
     """Read and check a YAML (.yaml, .yml) or TOML (.toml) thresholds file."""
-    file = Path(path)
-    try:
-        text = file.read_text()
-    except OSError as e:
-        raise ConfigError(f"cannot read thresholds file {str(path)!r}: {e.strerror}") from None
-    try:
-        if file.suffix == ".toml":
-            import tomllib
-
-            data: Any = tomllib.loads(text)
-        elif file.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            raise ConfigError(f"thresholds file {str(path)!r} must end in .yaml, .yml or .toml")
-    except ConfigError:
-        raise
-    except Exception as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ConfigError(f"thresholds file {str(path)!r} is not valid: {first}") from None
-    return parse_thresholds(data, file.name)
+    data = read_yaml_or_toml(path, "thresholds file")
+    return parse_thresholds(data, Path(path).name)
