@@ -7,9 +7,7 @@ real botocore parses them and runs its real retry modes.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -17,6 +15,7 @@ from locust.event import Events
 
 from loadgen.client import BaseDynamoClient, DynamoDBError, RetryPolicy, make_client
 from loadgen.errors import ConfigError
+from tests.http_server import QuietHandler, serve
 
 PROVISIONED = {
     "__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
@@ -38,9 +37,9 @@ class Script:
 def server() -> Iterator[tuple[str, Script]]:
     script = Script()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
+            self.body()
             script.requests += 1
             if script.throttles > 0:
                 script.throttles -= 1
@@ -48,21 +47,10 @@ def server() -> Iterator[tuple[str, Script]]:
             else:
                 status, body = 200, {"ConsumedCapacity": {"TableName": "t", "CapacityUnits": 1.0}}
             data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/x-amz-json-1.0")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.reply(status, data, {"Content-Type": "application/x-amz-json-1.0"})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", script
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(Handler) as url:
+        yield url, script
 
 
 class FakeEnvironment:

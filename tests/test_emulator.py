@@ -37,6 +37,7 @@ from loadgen.emulator import (
 )
 from loadgen.hashing import bucket_of
 from loadgen.partitions import PartitionModel
+from tests.http_server import QuietHandler, serve
 
 SCALE = 0.01
 PROVISIONED = {"ReadCapacityUnits": 12000, "WriteCapacityUnits": 4000}
@@ -637,31 +638,17 @@ def test_default_scale_lets_one_key_throttle_below_the_engines_rate() -> None:
 
 
 def test_upstream_gets_the_body_and_signed_headers_unchanged(clock: FakeClock) -> None:
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     seen: list[tuple[dict[str, str], bytes]] = []
 
-    class Upstream(BaseHTTPRequestHandler):
+    class Upstream(QuietHandler):
         protocol_version = "HTTP/1.1"
 
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            seen.append((dict(self.headers), body))
+            seen.append((dict(self.headers), self.body()))
             answer = b'{"ConsumedCapacity":{"TableName":"x","CapacityUnits":99.0}}'
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-amz-json-1.0")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
+            self.reply(200, answer, {"Content-Type": "application/x-amz-json-1.0"})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{upstream.server_address[1]}"
+    with serve(Upstream) as url:
         model = PartitionModel(scale=SCALE, clock=clock)
         with EmulatorServer(Emulator(UpstreamBackend(url), model)) as running:
             ddb = client_for(running.endpoint_url)
@@ -676,9 +663,6 @@ def test_upstream_gets_the_body_and_signed_headers_unchanged(clock: FakeClock) -
             for name in ("Authorization", "X-Amz-Date", "X-Amz-Target", "Content-Type"):
                 value = sent[-1].headers[name]
                 assert headers[name] == (value.decode() if isinstance(value, bytes) else value)
-    finally:
-        upstream.shutdown()
-        upstream.server_close()
 
 
 def test_oversized_request_is_refused_with_413(server: EmulatorServer) -> None:

@@ -11,11 +11,9 @@ server on 127.0.0.1.
 from __future__ import annotations
 
 import json
-import threading
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from unittest import mock
 
@@ -27,6 +25,7 @@ from loadgen.client import BaseDynamoClient, DynamoDBError, RetryPolicy, make_cl
 from loadgen.emulator import Emulator, EmulatorServer, MotoBackend
 from loadgen.fastclient import FastDynamoClient, parse_error, transport_error_name
 from loadgen.partitions import PartitionModel
+from tests.http_server import QuietHandler, serve
 
 # botocore is imported inside the tests: Locust (above) must monkey-patch ssl before botocore
 # imports it, or a test run of this module alone fails on a recursion in ssl.
@@ -298,32 +297,20 @@ class Script:
 def scripted() -> Iterator[tuple[str, Script]]:
     script = Script()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         protocol_version = "HTTP/1.1"  # keep-alive
 
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
+            body = self.body()
             script.requests.append((dict(self.headers.items()), body))
             script.ports.add(self.client_address[1])
             status, data, headers = script.next()
-            self.send_response(status)
             headers = {"Content-Type": "application/x-amz-json-1.0", **headers}
             headers.setdefault("x-amz-crc32", str(zlib.crc32(data) & 0xFFFFFFFF))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.reply(status, data, headers)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", script
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(Handler) as url:
+        yield url, script
 
 
 def put(client: BaseDynamoClient) -> dict[str, Any]:

@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ import pytest
 from loadgen import targets
 from loadgen.errors import ConfigError, TargetError
 from loadgen.targets import DynamoDBLocal, EmbeddedMoto, probe
+from tests.http_server import QuietHandler, serve
 
 
 def client(endpoint_url: str) -> Any:
@@ -143,24 +142,12 @@ def test_probe_names_the_url_of_a_closed_port() -> None:
 
 @pytest.fixture
 def html_server() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
-            data = b"<html>not dynamodb</html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.reply(200, b"<html>not dynamodb</html>", {"Content-Type": "text/html"})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(Handler) as url:
+        yield url
 
 
 def test_probe_rejects_a_server_that_does_not_speak_dynamodb(html_server) -> None:
