@@ -28,30 +28,40 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.slow
-def test_master_merges_two_workers(tmp_path: Path, moto_endpoint: str) -> None:
-    port = _free_port()
-    out = tmp_path / "results.json"
-    locust = [sys.executable, "-m", "locust", "-f", "workloads/counter.py"]
-    common = ["--design", "single", "--mix", "increment=1,read=0", "--keys", "50"]
+LOCUST = [sys.executable, "-m", "locust", "-f", "workloads/counter.py"]
+
+
+def start_cluster(
+    port: int, out: Path, endpoint: str, run_time: str, extra: list[str]
+) -> tuple[subprocess.Popen[str], list[subprocess.Popen[bytes]]]:
+    """A headless master expecting two workers, and the two workers, all on loopback."""
     master = subprocess.Popen(
         [
-            *locust, "--master", "--headless", "--master-bind-host", "127.0.0.1",
+            *LOCUST, "--master", "--headless", "--master-bind-host", "127.0.0.1",
             "--master-bind-port", str(port), "--expect-workers", "2", "--users", "4",
-            "--spawn-rate", "4", "--run-time", "5s", "--host", moto_endpoint,
-            "--results-file", str(out), "--only-summary", *common,
+            "--spawn-rate", "4", "--run-time", run_time, "--host", endpoint,
+            "--results-file", str(out), "--only-summary", "--design", "single",
+            "--mix", "increment=1,read=0", *extra,
         ],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     workers = [
         subprocess.Popen(
-            [*locust, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
+            [*LOCUST, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         for _ in range(2)
     ]
+    return master, workers
+
+
+@pytest.mark.slow
+def test_master_merges_two_workers(tmp_path: Path, moto_endpoint: str) -> None:
+    port = _free_port()
+    out = tmp_path / "results.json"
+    master, workers = start_cluster(port, out, moto_endpoint, "5s", ["--keys", "50"])
     try:
         output, _ = master.communicate(timeout=90)
     finally:
@@ -94,29 +104,13 @@ def test_master_serves_the_merged_heat(
 ) -> None:
     port, metrics_port = _free_port(), _free_port()
     out = tmp_path / "results.json"
-    locust = [sys.executable, "-m", "locust", "-f", "workloads/counter.py"]
     # Heat settings go to the master only: Locust hands them to the workers, whose reports
     # the master could not merge (other bucket count) or would show in plain text otherwise.
-    master = subprocess.Popen(
-        [
-            *locust, "--master", "--headless", "--master-bind-host", "127.0.0.1",
-            "--master-bind-port", str(port), "--expect-workers", "2", "--users", "4",
-            "--spawn-rate", "4", "--run-time", "8s", "--host", moto_endpoint,
-            "--results-file", str(out), "--only-summary", "--design", "single",
-            "--mix", "increment=1,read=0", "--metrics-port", str(metrics_port),
-            "--metrics-linger", "4", "--heat-buckets", "64", "--hash-keys", "salt",
-        ],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    master, workers = start_cluster(
+        port, out, moto_endpoint, "8s",
+        ["--metrics-port", str(metrics_port), "--metrics-linger", "4", "--heat-buckets", "64",
+         "--hash-keys", "salt"],
     )  # fmt: skip
-    workers = [
-        subprocess.Popen(
-            [*locust, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(2)
-    ]
     url = f"http://127.0.0.1:{metrics_port}/metrics"
     last = None
     killed_at = time.monotonic() + 5
