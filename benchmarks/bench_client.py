@@ -27,9 +27,10 @@ import statistics
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 from typing import Any
+
+from null_server import null_endpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -50,41 +51,6 @@ def items() -> list[dict[str, Any]]:
         }
         for i in range(KEYS)
     ]
-
-
-# --- the null endpoint ----------------------------------------------------------------------
-
-
-def serve_null() -> None:
-    """Answer ``{}`` to every request on a free loopback port; print the URL first."""
-    from aiohttp import web
-
-    body = b"{}"
-    headers = {
-        "Content-Type": "application/x-amz-json-1.0",
-        "x-amz-crc32": str(zlib.crc32(body) & 0xFFFFFFFF),
-        "x-amzn-RequestId": "bench",
-    }
-
-    async def answer(request: web.Request) -> web.Response:
-        await request.read()
-        return web.Response(body=body, headers=headers)
-
-    async def main() -> None:
-        app = web.Application()
-        app.router.add_post("/{path:.*}", answer)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
-        print(f"http://127.0.0.1:{port}", flush=True)
-        while True:
-            await asyncio.sleep(3600)
-
-    import asyncio
-
-    asyncio.run(main())
 
 
 # --- one variant in one Locust process ------------------------------------------------------
@@ -192,21 +158,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="runs of each variant")
     parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--serve-null", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve_null:
-        serve_null()
-        return
     if args.variant:
         print(json.dumps(run_variant(args.variant, args.url, args.users, args.seconds)))
         return
 
-    server = subprocess.Popen(
-        [sys.executable, __file__, "--serve-null"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert server.stdout is not None
-        url = server.stdout.readline().strip()
+    with null_endpoint() as url:
         print(f"null endpoint {url}; {args.users} users, {args.seconds:g} s per run", flush=True)
         rates: dict[str, list[float]] = {v: [] for v in VARIANTS}
         for round_number in range(1, args.rounds + 1):
@@ -222,9 +179,6 @@ def main() -> None:
                     f"({result['requests'] / result['wall_s']:.0f} req/s)",
                     flush=True,
                 )
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
     median = {v: statistics.median(r) for v, r in rates.items()}
     print("\nmedian requests per CPU-second:")
     for variant in VARIANTS:

@@ -28,11 +28,12 @@ import subprocess
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from null_server import null_endpoint
 
 from loadgen.emulator import EmbeddedEmulator
 from loadgen.errors import TargetError
@@ -156,52 +157,13 @@ async def drive(url: str, seconds: float, concurrency: int) -> dict[str, float]:
     return {"requests_per_second": total / elapsed, "ok": statuses.get(200, 0) / max(1, total)}
 
 
-def null_server() -> None:
-    """An HTTP server that answers ``{}`` at once (after reading the body): the null upstream."""
-    from aiohttp import web
-
-    async def answer(request: web.Request) -> web.Response:
-        await request.read()
-        return web.Response(body=b"{}", content_type="application/x-amz-json-1.0")
-
-    async def serve() -> None:
-        app = web.Application()
-        app.router.add_post("/{path:.*}", answer)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
-        print(f"http://127.0.0.1:{port}", flush=True)
-        await asyncio.Event().wait()
-
-    asyncio.run(serve())
-
-
-@contextmanager
-def null_upstream() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--null-server"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=500, help="sequential requests per case")
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each rate run")
     parser.add_argument("--concurrency", type=int, default=32, help="requests in flight")
     parser.add_argument("--drive", help=argparse.SUPPRESS)
-    parser.add_argument("--null-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.null_server:
-        null_server()
-        return
     if args.drive:
         print(json.dumps(asyncio.run(drive(args.drive, args.seconds, args.concurrency))))
         return
@@ -243,7 +205,7 @@ def main() -> None:
             f"  emulator --null-backend              {result['requests_per_second']:7.0f} req/s"
             f"  ({result['ok']:.0%} HTTP 200)"
         )
-    with null_upstream() as url:
+    with null_endpoint() as url:
         direct = rate(url, args.seconds, args.concurrency)
         print(f"  null server alone                    {direct['requests_per_second']:7.0f} req/s")
         with EmbeddedEmulator(scale=1.0, upstream=url) as emulator:
