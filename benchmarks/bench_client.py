@@ -7,7 +7,7 @@ One run, one null endpoint: a minimal aiohttp server in its own process answerin
 process of its own, one after the other and ``--rounds`` times over:
 
 - ``boto3``: `loadgen.client.DynamoClient` (botocore) calling PutItem from Locust users;
-- ``fast``: `loadgen.fastclient.FastDynamoClient` making the same calls;
+- ``fast``: `loadgen.client.fast.FastDynamoClient` making the same calls;
 - ``fasthttp``: Locust's own FastHttpUser posting the same PutItem bodies, pre-serialized and
   unsigned: the floor a DynamoDB client on geventhttpclient can approach.
 

@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from null_server import null_endpoint
 
-from loadgen.emulator import EmbeddedEmulator
+from loadgen.emulator.embedded import EmbeddedEmulator
 from loadgen.errors import TargetError
-from loadgen.targets import DynamoDBLocal, EmbeddedMoto
+from loadgen.targets.local import DynamoDBLocal, EmbeddedMoto
 
 TABLE = "bench_emulator"
 WARM_UP = 300

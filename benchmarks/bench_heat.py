@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from loadgen.heat import HeatConfig
-from loadgen.recorder import RunRecorder
-from loadgen.schema import TableSchema
+from loadgen.heat.heatmap import HeatConfig
+from loadgen.heat.recorder import RunRecorder
+from loadgen.model.schema import TableSchema
 
 T0 = 1_800_000_000.0
 SCHEMA = TableSchema.from_create_table(

@@ -147,10 +147,10 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
 
 
 def _gate_or_report(args: argparse.Namespace) -> int:
-    from loadgen.analysis import load_results
+    from loadgen.verdict.analysis import load_results
 
     if args.command == "gate":
-        from loadgen.gate import run_gate
+        from loadgen.verdict.gate import run_gate
 
         return run_gate(
             args.results,
@@ -159,7 +159,7 @@ def _gate_or_report(args: argparse.Namespace) -> int:
             junit=args.junit,
             markdown=args.markdown,
         )
-    from loadgen.report import write_report
+    from loadgen.verdict.report import write_report
 
     page = write_report(load_results(args.results), args.out)
     print(f"Report written to {page}")
@@ -170,21 +170,21 @@ def _after_run(config: RunConfig, run: Any) -> int:
     """Run, then report and gate: bad thresholds or a missing matplotlib fail before the run."""
     thresholds = None
     if config.gate:
-        from loadgen.thresholds import load_thresholds
+        from loadgen.verdict.thresholds import load_thresholds
 
         thresholds = load_thresholds(config.gate)
     if config.report:
-        from loadgen.report import require_matplotlib
+        from loadgen.verdict.report import require_matplotlib
 
         require_matplotlib()
     results = run(config)
     if config.report:
-        from loadgen.report import write_report
+        from loadgen.verdict.report import write_report
 
         page = write_report(results, config.report)
         print(f"Report written to {page}", file=sys.stderr)
     if thresholds is not None:
-        from loadgen.gate import run_gate
+        from loadgen.verdict.gate import run_gate
 
         print(file=sys.stdout)
         return run_gate(results, thresholds)
@@ -219,7 +219,7 @@ def _dashboards(argv: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["emulator"]:
-        from loadgen import emulator
+        from loadgen.emulator import command as emulator
 
         return emulator.main(argv[1:])
     if argv[:1] == ["dashboards"]:

@@ -79,9 +79,9 @@ class RunConfig:
     client: str = "boto3"
     """The DynamoDB client the users call through: ``boto3`` or ``fast``."""
     gate: str | None = None
-    """A thresholds file to gate the results with (`loadgen.gate`) after the run."""
+    """A thresholds file to gate the results with (`loadgen.verdict.checks`) after the run."""
     report: str | None = None
-    """A directory to write the run report to (`loadgen.report`) after the run."""
+    """A directory to write the run report to (`loadgen.verdict.report`) after the run."""
     locust_args: list[str] = field(default_factory=list)
     """Further flags for Locust's parser: the workload's own (``--shards 20``) and Locust's."""
 
@@ -106,7 +106,7 @@ class RunConfig:
         if self.aws and self.endpoint:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
         self.duration_s()
-        from loadgen import distributions
+        from loadgen.workload import keys as distributions
 
         distributions.validate_spec(self.distribution)
 
@@ -212,8 +212,8 @@ EMULATOR_DEFAULTS = {
 
 @contextlib.contextmanager
 def _target(config: RunConfig) -> Iterator[Target]:
-    from loadgen import targets
-    from loadgen.emulator import DEFAULT_SCALE, EmbeddedEmulator
+    from loadgen.emulator.embedded import DEFAULT_SCALE, EmbeddedEmulator
+    from loadgen.targets import local as targets
 
     endpoint = config.endpoint or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
     endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL")
@@ -287,8 +287,8 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
     from locust.env import Environment
     from locust.util.load_locustfile import load_locustfile
 
-    from loadgen.results import format_summary, write_results
-    from loadgen.user import DynamoUser, prepare, record, results_of, serve_metrics
+    from loadgen.heat.results import format_summary, write_results
+    from loadgen.workload.user import DynamoUser, prepare, record, results_of, serve_metrics
 
     user_classes, shape_classes = load_locustfile(str(locustfile))
     workloads = [c for c in user_classes.values() if issubclass(c, DynamoUser)]

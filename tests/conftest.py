@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from loadgen.errors import TargetError
-from loadgen.targets import DynamoDBLocal, EmbeddedMoto
+from loadgen.targets.local import DynamoDBLocal, EmbeddedMoto
 
 # Dummy credentials (alphanumeric, as DynamoDB Local wants) and no way to find real ones: no
 # profile, no config files, no instance or container metadata.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.heat import HeatConfig, HeatMap
+from loadgen.heat.heatmap import HeatConfig, HeatMap
 
 START = 1_800_000_000
 

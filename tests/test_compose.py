@@ -34,7 +34,7 @@ import pytest
 import yaml
 
 from tests.conftest import Prometheus, free_port, in_ci
-from tests.test_exporter import promtool_or_skip
+from tests.heat.test_exporter import promtool_or_skip
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"

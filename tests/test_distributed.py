@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.heat import key_hasher
+from loadgen.heat.heatmap import key_hasher
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadgen.errors import ConfigError
-from loadgen.options import WorkloadOptions, add_argument
-from loadgen.user import DynamoUser, register
+from loadgen.workload import ConfigError, DynamoUser, WorkloadOptions, add_argument, register
 
 GLOBAL_COUNTER = "GLOBAL_COUNTER"
 

@@ -23,9 +23,7 @@ from collections import deque
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from loadgen.errors import ConfigError
-from loadgen.options import WorkloadOptions, add_argument
-from loadgen.user import DynamoUser, register
+from loadgen.workload import ConfigError, DynamoUser, WorkloadOptions, add_argument, register
 
 STATUSES = ("PLACED", "PAID", "SHIPPED", "DELIVERED", "CANCELLED")
 START = datetime(2026, 1, 1, tzinfo=UTC)

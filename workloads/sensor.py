@@ -21,9 +21,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from loadgen.errors import ConfigError
-from loadgen.options import WorkloadOptions, add_argument
-from loadgen.user import DynamoUser, register
+from loadgen.workload import ConfigError, DynamoUser, WorkloadOptions, add_argument, register
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 """Where the simulated clock starts."""

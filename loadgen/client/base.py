@@ -1,0 +1,238 @@
+"""The call contract every DynamoDB client of the harness keeps: one Locust request event per call.
+
+botocore retries throttled requests without telling anyone (the legacy mode retries a throttle
+up to ten attempts in all), so a call that "succeeded" may have been throttled several times.
+`DynamoClient` watches every attempt through botocore's ``needs-retry`` event and reports, per
+call, the attempts, the throttled attempts and the final outcome.
+
+Two transports share that contract through `BaseDynamoClient`: `loadgen.client.boto.DynamoClient`
+(boto3, the default) and `loadgen.client.fast.FastDynamoClient` (geventhttpclient, several
+times cheaper per call). This module imports neither; `loadgen.client.make_client` picks one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import botocore.config
+import botocore.exceptions
+from locust.exception import RescheduleTask
+
+from loadgen.errors import ConfigError
+
+__all__ = [
+    "CLIENTS",
+    "RETRY_MODES",
+    "THROTTLE_CODES",
+    "BaseDynamoClient",
+    "DynamoDBError",
+    "Outcome",
+    "RetryPolicy",
+    "is_throttle",
+]
+
+THROTTLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+    }
+)
+"""Error codes DynamoDB answers a throttled request with."""
+
+RETRY_MODES = ("legacy", "standard", "adaptive", "none")
+CLIENTS = ("boto3", "fast")
+"""Client implementations: botocore (the default) and `loadgen.fastclient`."""
+
+_MULTI_TABLE_OPERATIONS = frozenset(
+    {"BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems"}
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How the SDK retries: botocore's mode and its total attempt count.
+
+    ``RetryPolicy("none")`` makes one attempt per call, so every throttle is a final failure.
+    """
+
+    mode: str = "legacy"
+    """One of legacy (botocore's default for DynamoDB), standard, adaptive or none."""
+    max_attempts: int | None = None
+    """Total attempts per call; None keeps the mode's default (10 for legacy, 3 otherwise)."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in RETRY_MODES:
+            raise ConfigError(
+                f"unknown retry mode {self.mode!r} (expected one of: {', '.join(RETRY_MODES)})"
+            )
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise ConfigError(f"max attempts must be >= 1 (got {self.max_attempts})")
+
+    def botocore_config(self) -> botocore.config.Config:
+        if self.mode == "none":
+            retries: dict[str, Any] = {"mode": "standard", "total_max_attempts": 1}
+        else:
+            retries = {"mode": self.mode}
+            if self.max_attempts is not None:
+                retries["total_max_attempts"] = self.max_attempts
+        return botocore.config.Config(retries=retries, max_pool_connections=100)
+
+
+def is_throttle(parsed: dict[str, Any]) -> bool:
+    """Whether a parsed DynamoDB error response is a throttle.
+
+    A transaction is throttled when it is cancelled with a ``ThrottlingError`` reason.
+    """
+    error = parsed.get("Error") or {}
+    code = error.get("Code")
+    if code in THROTTLE_CODES:
+        return True
+    if code == "TransactionCanceledException":
+        reasons = parsed.get("CancellationReasons") or []
+        return any(r.get("Code") == "ThrottlingError" for r in reasons)
+    return False
+
+
+class DynamoDBError(RescheduleTask):
+    """A call's final failure, named by its error code so Locust groups failures by code.
+
+    It is a `RescheduleTask`: raised out of a task, Locust moves on to the user's next task
+    without logging a traceback; the failure itself was already reported as a request event.
+    ``response`` is the parsed error response as botocore gives it (``Error``, and the
+    error's modeled fields such as ``ThrottlingReasons`` or ``CancellationReasons``), or
+    None for a failure with no response (a connection error).
+    """
+
+    def __init__(
+        self, code: str, message: str = "", response: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(code)
+        self.code = code
+        self.message = message
+        self.response = response
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a transport made of one call: the parsed response (empty after a failure), the
+    attempts it took, how many of them were throttled, and the final error if any."""
+
+    response: dict[str, Any]
+    attempts: int
+    throttled_attempts: int
+    error: DynamoDBError | None = None
+
+
+class BaseDynamoClient:
+    """What every DynamoDB client of the harness shares: the call contract and its event.
+
+    A transport implements `_send` (one call, retries included); `call` adds the table and
+    ``ReturnConsumedCapacity``, times the call and reports it through `fire`, the one place
+    a request event is built. So the boto3 client and the fast client report alike, down to
+    the context keys the recorder, the heat accounting and the exporter read.
+    """
+
+    botocore: Any
+    """A boto3 DynamoDB client on the same endpoint, for the control plane (CreateTable...)."""
+
+    def __init__(
+        self,
+        environment: Any,
+        *,
+        retry: RetryPolicy | None = None,
+        return_consumed_capacity: str = "TOTAL",
+    ) -> None:
+        self.environment = environment
+        self.retry = retry or RetryPolicy()
+        self.return_consumed_capacity = return_consumed_capacity
+
+    def call(
+        self,
+        operation: str,
+        name: str,
+        *,
+        table: str,
+        pk: str | None = None,
+        sk: str | None = None,
+        index: str | None = None,
+        partition_keys: Sequence[str] | None = None,
+        index_keys: Mapping[str, Sequence[str]] | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """Call ``operation`` with ``params`` and report it as access pattern ``name``.
+
+        ``pk``/``sk`` name the key a single-item call touches; multi-item calls (batches,
+        transactions) pass every partition key they touch as ``partition_keys``. A write that
+        also writes GSI entries names their partition keys per index in ``index_keys``, so GSI
+        heat is seen too. Returns the
+        parsed response; a final failure is reported to Locust and raised as `DynamoDBError`.
+        """
+        if operation not in _MULTI_TABLE_OPERATIONS:
+            params.setdefault("TableName", table)
+        if self.return_consumed_capacity != "NONE":
+            params.setdefault("ReturnConsumedCapacity", self.return_consumed_capacity)
+        start_time = time.time()
+        start = time.perf_counter()
+        outcome = self._send(operation, params)
+        response_time_ms = (time.perf_counter() - start) * 1000.0
+        context = {
+            "table": table,
+            "index": index,
+            "partition_key": pk,
+            "sort_key": sk,
+            "partition_keys": list(partition_keys) if partition_keys is not None else [pk],
+            "index_keys": dict(index_keys) if index_keys else {},
+            "consumed_capacity": outcome.response.get("ConsumedCapacity"),
+            "attempts": outcome.attempts,
+            "retries": outcome.attempts - 1,
+            "throttled_attempts": outcome.throttled_attempts,
+            "unprocessed": _unprocessed_count(outcome.response),
+            "error_code": outcome.error.code if outcome.error else None,
+            # The call's parameters (not copied): capacity computed from item sizes needs them.
+            "request": params,
+        }
+        self.fire(operation, name, start_time, response_time_ms, outcome, context)
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome.response
+
+    def fire(
+        self,
+        operation: str,
+        name: str,
+        start_time: float,
+        response_time_ms: float,
+        outcome: Outcome,
+        context: dict[str, Any],
+    ) -> None:
+        """Fire ``environment.events.request`` once for a finished call."""
+        self.environment.events.request.fire(
+            request_type=operation,
+            name=name,
+            start_time=start_time,
+            response_time=response_time_ms,
+            response_length=0,
+            response=outcome.response,
+            context=context,
+            exception=outcome.error,
+            url=None,
+        )
+
+    def _send(self, operation: str, params: dict[str, Any]) -> Outcome:
+        """Make one call, retries included, and say how it went. Never raises for a
+        DynamoDB or transport failure: that goes in `Outcome.error`."""
+        raise NotImplementedError
+
+
+def _unprocessed_count(response: dict[str, Any]) -> int:
+    """Items a batch call left unprocessed (DynamoDB's partial throttle of a batch)."""
+    count = 0
+    for requests in (response.get("UnprocessedItems") or {}).values():
+        count += len(requests)
+    for keys_and_attributes in (response.get("UnprocessedKeys") or {}).values():
+        count += len(keys_and_attributes.get("Keys", []))
+    return count

@@ -1,0 +1,139 @@
+"""``loadgen emulator`` (and ``python -m loadgen.emulator``): flags, build, serve until stopped."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import math
+import signal
+import sys
+from typing import NoReturn
+
+from aiohttp import web
+
+from loadgen.emulator.backends import Backend, MotoBackend, NullBackend, UpstreamBackend
+from loadgen.emulator.embedded import DEFAULT_SCALE
+from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, Emulator, listen
+from loadgen.errors import ConfigError, HarnessError, TargetError
+from loadgen.model.partitions import PartitionModel
+from loadgen.targets import local as targets
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, like every other loadgen error, not argparse's usage block.
+        self.exit(2, f"loadgen: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="loadgen emulator",
+        description="A DynamoDB endpoint that throttles like a partitioned table. It prints the "
+        "URL it listens on as its first line; GET /metrics serves Prometheus metrics.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port (default 8000); 0 picks a free one"
+    )
+    backend = parser.add_mutually_exclusive_group()
+    backend.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="forward to this DynamoDB-compatible server "
+        "(DynamoDB Local, LocalStack, ...) instead of the embedded moto",
+    )
+    backend.add_argument(
+        "--null-backend",
+        action="store_true",
+        help="answer {} to every admitted request (measures the emulator's own cost)",
+    )
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=DEFAULT_SCALE,
+        help=f"factor on every AWS capacity figure (default {DEFAULT_SCALE:g})",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the partition model")
+    parser.add_argument("--region", default="us-east-1", help="region in resource ARNs")
+    parser.add_argument("--account", help="account id in resource ARNs (default: the backend's)")
+    parser.add_argument(
+        "--shadow-items",
+        type=int,
+        default=DEFAULT_SHADOW_ITEMS,
+        help="items remembered to price writes (default %(default)s)",
+    )
+    parser.add_argument(
+        "--upstream-timeout", type=float, default=30.0, help="seconds to wait for the upstream"
+    )
+    return parser
+
+
+def _build(args: argparse.Namespace) -> Emulator:
+    if not (math.isfinite(args.scale) and args.scale > 0):
+        raise ConfigError(f"--scale must be a positive number (got {args.scale!r})")
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be 0..65535 (got {args.port})")
+    if args.shadow_items < 0:
+        raise ConfigError(f"--shadow-items must be >= 0 (got {args.shadow_items})")
+    backend: Backend
+    if args.upstream:
+        backend = UpstreamBackend(args.upstream, timeout=args.upstream_timeout)
+    elif args.null_backend:
+        backend = NullBackend()
+    else:
+        backend = MotoBackend()
+    model = PartitionModel(
+        scale=args.scale,
+        seed=args.seed,
+        region=args.region,
+        account=args.account or backend.account,
+    )
+    return Emulator(backend, model, shadow_items=args.shadow_items)
+
+
+async def _serve(emulator: Emulator, host: str, port: int) -> None:
+    runner = web.AppRunner(emulator.app(), access_log=None, handle_signals=False)
+    try:
+        bound = await listen(runner, host, port)
+        shown = f"[{host}]" if ":" in host else host
+        print(f"http://{shown}:{bound}", flush=True)
+        scale = emulator.model.scale
+        print(
+            f"loadgen emulator: backend {emulator.backend.name}; scale {scale:g}: a partition "
+            f"serves {3000 * scale:g} read and {1000 * scale:g} write units/s "
+            "(AWS: 3000 and 1000)",
+            file=sys.stderr,
+            flush=True,
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(signum, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the emulator until SIGINT or SIGTERM; 0 on a clean stop, 2 on bad input."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="loadgen emulator: %(message)s")
+    try:
+        emulator = _build(args)
+        if isinstance(emulator.backend, UpstreamBackend):
+            try:
+                targets.probe(emulator.backend.url, timeout=2.0)
+            except TargetError as exc:  # it may come up later: answer 500s until then
+                print(f"loadgen emulator: warning: {exc}", file=sys.stderr, flush=True)
+        asyncio.run(_serve(emulator, args.host, args.port))
+    except HarnessError as exc:
+        print(f"loadgen: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,132 @@
+"""The emulator in a child process, for runs that start their own target.
+
+The child gets its own core and event loop; a Locust process is one gevent loop and would
+compete with an emulator started inside it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from collections.abc import Sequence
+from pathlib import Path
+
+from loadgen.errors import ConfigError, TargetError
+from loadgen.targets import local as targets
+
+__all__ = ["DEFAULT_SCALE", "EmbeddedEmulator"]
+
+DEFAULT_SCALE = 0.1
+"""Default ``--scale``: partitions serve 300 read and 100 write units/s, a tenth of AWS's.
+
+The embedded engine answers a few hundred requests a second here. At 0.1 one hot
+partition-key value is held to 100 writes/s, well under that, while an on-demand table's
+warm throughput (4,000 write units/s, so 400 scaled, over 8 partitions) takes the same load
+spread over many keys without a throttle.
+"""
+
+
+class EmbeddedEmulator(targets._LocalTarget):
+    """``python -m loadgen.emulator`` in a child process on a free loopback port.
+
+    The same lifecycle as `loadgen.targets.local.EmbeddedMoto`: a context manager, ``endpoint_url``,
+    a bounded wait until it answers, and no process left behind. The child picks its own port
+    (``--port 0``) and prints its URL, so no other process can take the port in between.
+
+        >>> with EmbeddedEmulator(scale=0.1) as emulator:  # doctest: +SKIP
+        ...     dynamodb = boto3.client("dynamodb", endpoint_url=emulator.endpoint_url)
+    """
+
+    name = "emulator"
+    default_startup_timeout = 30.0
+
+    def __init__(
+        self,
+        *,
+        scale: float | None = None,
+        seed: int | None = None,
+        upstream: str | None = None,
+        extra_args: Sequence[str] = (),
+        startup_timeout: float | None = None,
+    ) -> None:
+        super().__init__(startup_timeout=startup_timeout)
+        if scale is not None and not (math.isfinite(scale) and scale > 0):
+            raise ConfigError(f"scale must be a positive number (got {scale!r})")
+        self.scale = DEFAULT_SCALE if scale is None else scale
+        """Factor on every AWS capacity figure."""
+        self.seed = seed
+        self.upstream = upstream
+        self.extra_args = tuple(extra_args)
+
+    def _command(self, port: int, workdir: Path) -> list[str]:
+        command = [sys.executable, "-m", "loadgen.emulator", "--port", str(port)]
+        command += ["--scale", repr(self.scale)]
+        if self.seed is not None:
+            command += ["--seed", str(self.seed)]
+        if self.upstream is not None:
+            command += ["--upstream", self.upstream]
+        return command + list(self.extra_args)
+
+    def _start(self) -> None:
+        workdir = Path(tempfile.mkdtemp(prefix="partition-heat-emulator-"))
+        self._workdir = workdir
+        atexit.register(self.close)
+        command = self._command(0, workdir)
+        url_path, log_path = workdir / "stdout.txt", workdir / "server.log"
+        environment = dict(os.environ)
+        # The child must import this very package, installed or not.
+        package_root = str(Path(__file__).resolve().parent.parent)
+        environment["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [package_root, environment.get("PYTHONPATH")])
+        )
+        started = time.monotonic()
+        try:
+            with open(url_path, "wb") as out, open(log_path, "wb") as log:
+                self._process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=log,
+                    cwd=workdir,
+                    env=environment,
+                    preexec_fn=targets._die_with_parent_hook(),
+                )
+        except OSError as exc:
+            raise TargetError(f"cannot run {command[0]} for the emulator: {exc}") from exc
+        self._port = self._read_port(url_path, started)
+        exit_code = self._wait_ready(started)
+        if exit_code is not None:
+            self._port = None
+            raise TargetError(
+                f"emulator exited with code {exit_code} while starting; last output:\n"
+                f"{targets._tail(log_path)}"
+            )
+        self.startup_seconds = time.monotonic() - started
+
+    def _read_port(self, url_path: Path, started: float) -> int:
+        """Wait for the child's first stdout line, its URL, and return the port in it."""
+        assert self._process is not None and self._workdir is not None
+        while True:
+            text = url_path.read_text(encoding="utf-8", errors="replace")
+            if "\n" in text:
+                port = urllib.parse.urlsplit(text.splitlines()[0].strip()).port
+                if port is None:
+                    raise TargetError(f"emulator printed {text.splitlines()[0]!r}, not its URL")
+                return port
+            exit_code = self._process.poll()
+            if exit_code is not None or time.monotonic() - started > self.startup_timeout:
+                state = (
+                    f"exited with code {exit_code}"
+                    if exit_code is not None
+                    else (f"printed no URL within {self.startup_timeout:g} s")
+                )
+                raise TargetError(
+                    f"emulator {state}; last output:\n{targets._tail(self._workdir / 'server.log')}"
+                )
+            time.sleep(0.05)

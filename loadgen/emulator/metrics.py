@@ -1,0 +1,128 @@
+"""The emulator's Prometheus metrics: the partition model's state, computed at each scrape.
+
+``GET /metrics`` on the emulator serves them from `ModelCollector`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from loadgen.model.partitions import PartitionModel
+
+__all__ = ["ModelCollector"]
+
+_METRIC = "partition_heat_emulator"
+
+
+class Source(Protocol):
+    """What the collector reads: the partition model and the requests answered so far."""
+
+    @property
+    def model(self) -> PartitionModel: ...
+
+    @property
+    def requests(self) -> Mapping[tuple[str, str], int]: ...
+
+
+class ModelCollector(Collector):
+    """Prometheus metric families computed from the partition model at each scrape.
+
+    The series are bounded: tables and their GSIs are few, and so are their partitions (a
+    table has as many as its capacity needs, plus the splits for heat, each of which waits
+    minutes); keys never appear in labels.
+    """
+
+    def __init__(self, emulator: Source) -> None:
+        self._emulator = emulator
+
+    def collect(self) -> Iterator[Metric]:
+        model, p = self._emulator.model, _METRIC
+        space = ["table", "index"]
+        part = [*space, "partition"]
+        families: dict[str, Any] = {
+            "read": CounterMetricFamily(
+                f"{p}_consumed_read_units", "Read units consumed.", labels=space
+            ),
+            "write": CounterMetricFamily(
+                f"{p}_consumed_write_units", "Write units consumed.", labels=space
+            ),
+            "part_read": CounterMetricFamily(
+                f"{p}_partition_consumed_read_units",
+                "Read units consumed on a partition (from zero again when it splits).",
+                labels=part,
+            ),
+            "part_write": CounterMetricFamily(
+                f"{p}_partition_consumed_write_units",
+                "Write units consumed on a partition (from zero again when it splits).",
+                labels=part,
+            ),
+            "part_throttled": CounterMetricFamily(
+                f"{p}_partition_throttled_requests",
+                "Requests throttled on a partition.",
+                labels=[*part, "kind"],
+            ),
+            "hot": GaugeMetricFamily(
+                f"{p}_partition_hot_seconds",
+                "Consecutive seconds the partition has run near its ceiling.",
+                labels=part,
+            ),
+            "throttled": CounterMetricFamily(
+                f"{p}_throttled_requests",
+                "Requests throttled on a table or GSI (partition or table capacity).",
+                labels=[*space, "kind"],
+            ),
+            "burst_read": GaugeMetricFamily(
+                f"{p}_burst_read_units", "Unused read units banked for bursts.", labels=space
+            ),
+            "burst_write": GaugeMetricFamily(
+                f"{p}_burst_write_units", "Unused write units banked for bursts.", labels=space
+            ),
+            "cap_read": GaugeMetricFamily(
+                f"{p}_capacity_read_units", "Read units per second allowed now.", labels=space
+            ),
+            "cap_write": GaugeMetricFamily(
+                f"{p}_capacity_write_units", "Write units per second allowed now.", labels=space
+            ),
+            "partitions": GaugeMetricFamily(
+                f"{p}_partitions", "Partitions of the table or GSI.", labels=space
+            ),
+            "splits": CounterMetricFamily(
+                f"{p}_splits", "Partitions added by capacity growth or heat.", labels=space
+            ),
+        }
+        for stats in model.snapshot():
+            labels = [stats.table, stats.index or ""]
+            families["read"].add_metric(labels, stats.consumed_read_units)
+            families["write"].add_metric(labels, stats.consumed_write_units)
+            for kind, count in (("read", stats.throttled_reads), ("write", stats.throttled_writes)):
+                families["throttled"].add_metric([*labels, kind], count)
+            families["burst_read"].add_metric(labels, stats.burst_read_units)
+            families["burst_write"].add_metric(labels, stats.burst_write_units)
+            families["cap_read"].add_metric(labels, stats.read_capacity)
+            families["cap_write"].add_metric(labels, stats.write_capacity)
+            families["partitions"].add_metric(labels, len(stats.partitions))
+            families["splits"].add_metric(labels, stats.splits)
+            for partition in stats.partitions:
+                # The first hash of its range names a partition: stable while others split.
+                at = [*labels, f"{partition.start:016x}"]
+                families["part_read"].add_metric(at, partition.consumed_read_units)
+                families["part_write"].add_metric(at, partition.consumed_write_units)
+                families["part_throttled"].add_metric([*at, "read"], partition.throttled_reads)
+                families["part_throttled"].add_metric([*at, "write"], partition.throttled_writes)
+                families["hot"].add_metric(at, partition.hot_seconds)
+        yield from families.values()
+        requests = CounterMetricFamily(
+            f"{p}_requests",
+            "Requests answered, by operation and outcome (forwarded, throttled, rejected).",
+            labels=["operation", "outcome"],
+        )
+        for (operation, outcome), count in sorted(self._emulator.requests.items()):
+            requests.add_metric([operation, outcome], count)
+        yield requests
+        scale = GaugeMetricFamily(f"{p}_scale", "Factor applied to every AWS capacity figure.")
+        scale.add_metric([], model.scale)
+        yield scale

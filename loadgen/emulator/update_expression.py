@@ -1,0 +1,203 @@
+"""Replaying an UpdateItem on a known item, to learn what it leaves stored.
+
+A write is priced by the item before and after it (`loadgen.emulator.pricing`); for an
+UpdateItem the request names only the changes. `apply_update` applies them to the item as last
+seen: SET, REMOVE, ADD and DELETE of an ``UpdateExpression``, or legacy ``AttributeUpdates``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from loadgen.model.capacity import Item
+
+__all__ = ["apply_update"]
+
+
+class _Unsupported(Exception):
+    """An update the shadow cannot follow (nested paths, unknown functions, bad types)."""
+
+
+_TOKENS = re.compile(r"#\w+|:\w+|[A-Za-z_]\w*|\[\d+\]|\.|[=+\-,()]")
+_CLAUSES = ("SET", "REMOVE", "ADD", "DELETE")
+_SETS = ("SS", "NS", "BS")
+
+
+def apply_update(
+    before: Item | None, key: Mapping[str, Any], request: Mapping[str, Any]
+) -> Item | None:
+    """The item an UpdateItem request leaves, or None when the update is beyond this reader.
+
+    Follows ``UpdateExpression`` (SET with ``+``, ``-``, ``if_not_exists`` and
+    ``list_append``; REMOVE; ADD; DELETE) and legacy ``AttributeUpdates`` on top-level
+    attributes, which covers counters, status changes and GSI key moves. Nested paths return
+    None, and the caller prices the write as an estimate.
+
+        >>> apply_update(None, {"pk": {"S": "a"}}, {
+        ...     "UpdateExpression": "ADD #n :one",
+        ...     "ExpressionAttributeNames": {"#n": "n"},
+        ...     "ExpressionAttributeValues": {":one": {"N": "1"}},
+        ... })
+        {'pk': {'S': 'a'}, 'n': {'N': '1'}}
+    """
+    item: dict[str, Any] = dict(before) if before is not None else dict(key)
+    try:
+        if "UpdateExpression" in request:
+            _Expression(request).apply(item)
+        for name, update in (request.get("AttributeUpdates") or {}).items():
+            _legacy_update(item, name, update)
+    except (_Unsupported, KeyError, TypeError, ValueError, InvalidOperation, IndexError):
+        return None
+    return item
+
+
+class _Expression:
+    """A recursive-descent reader of one UpdateExpression over top-level attributes."""
+
+    def __init__(self, request: Mapping[str, Any]) -> None:
+        text = str(request["UpdateExpression"])
+        self.tokens = _TOKENS.findall(text)
+        # Anything the token pattern skipped (other than spaces) is syntax we do not follow.
+        if "".join(self.tokens) != "".join(text.split()):
+            raise _Unsupported(text)
+        if "." in self.tokens or any(t.startswith("[") for t in self.tokens):
+            raise _Unsupported("nested path")
+        self.names: Mapping[str, str] = request.get("ExpressionAttributeNames") or {}
+        self.values: Mapping[str, Any] = request.get("ExpressionAttributeValues") or {}
+        self.position = 0
+
+    def apply(self, item: dict[str, Any]) -> None:
+        actions: list[Callable[[], None]] = []
+        while self.position < len(self.tokens):
+            clause = self._next().upper()
+            if clause not in _CLAUSES:
+                raise _Unsupported(clause)
+            while True:
+                actions.append(self._action(clause, item))
+                if self._peek() != ",":
+                    break
+                self._next()
+        # Every operand reads the item as it was before the update, as DynamoDB evaluates.
+        for action in actions:
+            action()
+
+    def _action(self, clause: str, item: dict[str, Any]) -> Callable[[], None]:
+        name = self._path()
+        if clause == "REMOVE":
+            return lambda: item.pop(name, None)
+        if clause == "SET":
+            if self._next() != "=":
+                raise _Unsupported("SET without =")
+            value = self._value(item)
+            return lambda: item.__setitem__(name, value)
+        operand = self._operand(item)
+        if clause == "ADD":
+            return lambda: _add(item, name, operand)
+        return lambda: _delete(item, name, operand)
+
+    def _value(self, item: Mapping[str, Any]) -> Any:
+        left = self._operand(item)
+        if self._peek() in ("+", "-"):
+            sign = self._next()
+            right = self._operand(item)
+            total = Decimal(left["N"]) + (Decimal(right["N"]) * (1 if sign == "+" else -1))
+            return {"N": _number(total)}
+        return left
+
+    def _operand(self, item: Mapping[str, Any]) -> Any:
+        token = self._peek()
+        if token is not None and token.startswith(":"):
+            self._next()
+            return self.values[token]
+        if token in ("if_not_exists", "list_append") and self._lookahead(1) == "(":
+            self._next()
+            self._next()
+            first = self._operand_or_path(item, token == "if_not_exists")
+            self._expect(",")
+            second = self._operand(item)
+            self._expect(")")
+            if token == "if_not_exists":
+                return first if first is not None else second
+            return {"L": [*first["L"], *second["L"]]}
+        value = item.get(self._path())
+        if value is None:
+            raise _Unsupported("operand names a missing attribute")
+        return value
+
+    def _operand_or_path(self, item: Mapping[str, Any], path_only: bool) -> Any:
+        if path_only:
+            return item.get(self._path())
+        return self._operand(item)
+
+    def _path(self) -> str:
+        token = self._next()
+        if token.startswith("#"):
+            return str(self.names[token])
+        if not (token[0].isalpha() or token[0] == "_") or token.upper() in _CLAUSES:
+            raise _Unsupported(token)
+        return token
+
+    def _expect(self, token: str) -> None:
+        if self._next() != token:
+            raise _Unsupported(f"expected {token}")
+
+    def _peek(self) -> str | None:
+        return self._lookahead(0)
+
+    def _lookahead(self, offset: int) -> str | None:
+        index = self.position + offset
+        return self.tokens[index] if index < len(self.tokens) else None
+
+    def _next(self) -> str:
+        if self.position >= len(self.tokens):
+            raise _Unsupported("unexpected end")
+        token: str = self.tokens[self.position]
+        self.position += 1
+        return token
+
+
+def _number(value: Decimal) -> str:
+    return "0" if value.is_zero() else format(value.normalize(), "f")
+
+
+def _add(item: dict[str, Any], name: str, operand: Mapping[str, Any]) -> None:
+    current = item.get(name)
+    ((tag, value),) = operand.items()
+    if current is None:
+        item[name] = dict(operand)
+    elif tag == "N":
+        item[name] = {"N": _number(Decimal(current["N"]) + Decimal(value))}
+    elif tag in _SETS:
+        item[name] = {tag: [*current[tag], *(v for v in value if v not in current[tag])]}
+    else:
+        raise _Unsupported(f"ADD of {tag}")
+
+
+def _delete(item: dict[str, Any], name: str, operand: Mapping[str, Any]) -> None:
+    current = item.get(name)
+    if current is None:
+        return
+    ((tag, value),) = operand.items()
+    if tag not in _SETS:
+        raise _Unsupported(f"DELETE of {tag}")
+    kept = [v for v in current[tag] if v not in value]
+    if kept:
+        item[name] = {tag: kept}
+    else:
+        item.pop(name)
+
+
+def _legacy_update(item: dict[str, Any], name: str, update: Mapping[str, Any]) -> None:
+    action = update.get("Action", "PUT")
+    value = update.get("Value")
+    if action == "PUT":
+        item[name] = value
+    elif action == "ADD":
+        _add(item, name, update["Value"])
+    elif value is None:
+        item.pop(name, None)
+    else:
+        _delete(item, name, value)

@@ -1,0 +1,8 @@
+"""Heat accounting: what a run did to each key, partition and index, and where it goes.
+
+Owns: the run's recorder (`recorder`, one Locust request listener), the hot-key sketch
+(`sketch`), the heat map of hash buckets over time (`heatmap`), consumed units computed from
+item sizes (`consumed`), the Prometheus exporter (`exporter`) and the results file
+(`results`). Imports `loadgen.model` and `loadgen.errors`; not the client, the emulator or the
+verdict.
+"""

@@ -1,0 +1,548 @@
+"""Partition heat: which hash buckets and which keys carry the requests, units and throttles.
+
+Every partition key a call touches is hashed into one of B buckets with the project's one
+partition hash (`loadgen.model.hashing.bucket_of`), so a bucket covers the same slice of the hash
+space as a modeled partition. Per *lane* (table or index, read or write) and bucket a
+`HeatMap` counts:
+
+- requests: key touches, so a BatchGetItem of 10 keys is 10 requests on their buckets;
+- consumed units: read units on read lanes, write units on write lanes, reported by the
+  target or computed from item sizes (`loadgen.heat.consumed`); a call's reported units are
+  spread evenly over the keys it touched in that table or index;
+- throttled attempts: each key of a throttled attempt counts it.
+
+Keys that are unknown (a Scan) land in an extra slot, bucket ``"none"``. Per table and index
+two Space-Saving sketches keep the hottest keys by requests and by consumed units, so memory
+and exported series stay flat whatever the number of distinct keys. Keys can be replaced by
+a keyed BLAKE2 hash as they arrive (``hash_keys="salt"``), so no key leaves the process.
+
+The heat also keeps a timeline, one column per second, for the results file; a run longer
+than ``max_columns`` seconds doubles the column width instead of growing.
+
+    heat = HeatMap(HeatConfig(buckets=256, top_k=20))
+    heat.record("UpdateItem", context, response, start_time)   # from a request listener
+    heat.top_keys("ph-counter", None, by="requests")
+    heat.matrix()                                              # for the results file
+
+In Locust's distributed mode a worker sends `to_dict` with each report and then `clear`s;
+the master `merge`s: what a worker sends is what it gathered since its last report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from typing import Any
+
+from loadgen.errors import ConfigError
+from loadgen.heat import consumed
+from loadgen.heat.sketch import HeavyHitter, SpaceSaving
+from loadgen.model.hashing import bucket_of, key_bytes
+from loadgen.model.schema import TableSchema
+
+__all__ = [
+    "DEFAULT_BUCKETS",
+    "DEFAULT_TOP_K",
+    "FIELDS",
+    "MAX_BUCKETS",
+    "HeatConfig",
+    "HeatMap",
+    "Lane",
+    "key_hasher",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BUCKETS = 256
+"""Hash buckets per lane unless configured: finer than most tables' partition counts."""
+MAX_BUCKETS = 1024
+"""Most buckets a lane may have: bounds the exported series (3 per bucket and lane)."""
+DEFAULT_TOP_K = 20
+"""Hottest keys exported per table or index, by requests and by consumed units."""
+FIELDS = 3
+"""Counters per bucket: requests, consumed units, throttled attempts."""
+_KEY_CACHE = 1 << 14
+# Hashing a key costs about 0.8 µs; hot keys repeat, so a small bounded cache of recent keys
+# saves most of it while keeping memory flat under millions of distinct keys.
+
+
+def key_hasher(salt: str | bytes) -> Any:
+    """A function mapping a key to 16 hex digits of keyed BLAKE2b: stable for one salt.
+
+    >>> key_hasher("s3cret")("USER#42") == key_hasher("s3cret")("USER#42")
+    True
+    """
+    secret = salt.encode("utf-8") if isinstance(salt, str) else salt
+    if not secret:
+        raise ConfigError("--hash-keys (hash_keys) needs a non-empty salt (got an empty one)")
+    # BLAKE2b takes keys of up to 64 bytes: derive one from a salt of any length.
+    secret = hashlib.blake2b(secret, digest_size=64).digest()
+
+    def hashed(key: str | bytes) -> str:
+        return hashlib.blake2b(key_bytes(key), key=secret, digest_size=8).hexdigest()
+
+    return hashed
+
+
+@dataclass(frozen=True)
+class HeatConfig:
+    """How heat is counted; the master and its workers must agree on ``buckets``.
+
+    HeatConfig(buckets=512, top_k=10, hash_keys="salt", capacity_source="computed")
+    """
+
+    buckets: int = DEFAULT_BUCKETS
+    """Hash buckets per lane, 1 to 1,024."""
+    top_k: int = DEFAULT_TOP_K
+    """Hottest keys exported per table or index, by requests and by units."""
+    hash_keys: str | bytes | None = field(default=None, repr=False)
+    """Salt of the keyed hash that replaces keys; None keeps keys in plain text. Kept out
+    of the repr, so the salt shows in no log or error message."""
+    capacity_source: str = "auto"
+    """Where consumed units come from: auto, reported or computed (`loadgen.heat.consumed`)."""
+    sketch_capacity: int = 1000
+    """Counters per Space-Saving sketch: a count overestimates by at most total/capacity."""
+    max_columns: int = 900
+    """Timeline columns kept before the column width doubles."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.buckets <= MAX_BUCKETS:
+            raise ConfigError(f"heat buckets must be 1 to {MAX_BUCKETS} (got {self.buckets})")
+        if not 1 <= self.top_k <= self.sketch_capacity:
+            raise ConfigError(
+                f"top keys must be 1 to the sketch capacity {self.sketch_capacity} "
+                f"(got {self.top_k})"
+            )
+        if self.capacity_source not in consumed.CAPACITY_SOURCES:
+            raise ConfigError(
+                f"unknown consumed capacity source {self.capacity_source!r} "
+                f"(expected one of: {', '.join(consumed.CAPACITY_SOURCES)})"
+            )
+        if self.max_columns < 2:
+            raise ConfigError(f"max columns must be >= 2 (got {self.max_columns})")
+        if self.hash_keys is not None:
+            key_hasher(self.hash_keys)
+
+    @classmethod
+    def from_options(cls, parsed: Any, settings: Mapping[str, Any] | None = None) -> HeatConfig:
+        """From Locust's parsed options (``--heat-buckets``, ``--top-keys``, ``--hash-keys``,
+        ``--consumed-capacity``), overridden by ``settings`` (field names to values)."""
+        options = {
+            "buckets": getattr(parsed, "heat_buckets", None),
+            "top_k": getattr(parsed, "top_keys", None),
+            "hash_keys": getattr(parsed, "hash_keys", None),
+            "capacity_source": getattr(parsed, "consumed_capacity", None),
+        }
+        # Options absent from the parser (a plain locustfile) keep the defaults; 0 does not.
+        values = {name: value for name, value in options.items() if value is not None}
+        values.update(settings or {})
+        unknown = set(values) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ConfigError(f"unknown heat settings {sorted(unknown)}")
+        return cls(**values)
+
+
+class Lane:
+    """Counters of one table or index, reads or writes: ``FIELDS`` per bucket, plus "none".
+
+    ``totals`` holds closed seconds, ``now`` the open one; `counts` adds them.
+    """
+
+    __slots__ = ("access", "columns", "index", "now", "sketches", "table", "totals")
+
+    def __init__(
+        self,
+        table: str,
+        index: str | None,
+        access: str,
+        buckets: int,
+        sketches: tuple[SpaceSaving, SpaceSaving],
+    ) -> None:
+        self.table = table
+        self.index = index
+        self.access = access
+        self.sketches = sketches
+        """The sketches by requests and by units of the lane's table or index (shared by
+        its read and write lanes)."""
+        size = FIELDS * (buckets + 1)
+        self.totals = [0.0] * size
+        self.now = [0.0] * size
+        self.columns: dict[int, array[float]] = {}
+        """Closed columns by their first second."""
+
+    def counts(self) -> list[float]:
+        """Totals so far: requests, units, throttled attempts of bucket b at 3b, 3b+1, 3b+2."""
+        return [a + b for a, b in zip(self.totals, self.now, strict=True)]
+
+
+class HeatMap:
+    """Heat per lane and bucket, hot keys per table and index, and a per-second timeline.
+
+    >>> heat = HeatMap(HeatConfig(buckets=4))
+    >>> context = {"table": "t", "partition_keys": ["k"], "throttled_attempts": 1,
+    ...            "consumed_capacity": {"TableName": "t", "CapacityUnits": 0.5}}
+    >>> heat.record("GetItem", context, {}, start_time=1_800_000_000)
+    >>> heat.lanes[("t", None, "read")].counts()[3 * bucket_of("k", 4):][:3]
+    [1.0, 0.5, 1.0]
+    """
+
+    def __init__(
+        self, config: HeatConfig | None = None, tables: Iterable[TableSchema] = ()
+    ) -> None:
+        self.config = config or HeatConfig()
+        self.tables: dict[str, TableSchema] = {schema.name: schema for schema in tables}
+        """Schemas by table name, for consumed units computed from item sizes."""
+        self.lanes: dict[tuple[str, str | None, str], Lane] = {}
+        self.sketches: dict[tuple[str, str | None], tuple[SpaceSaving, SpaceSaving]] = {}
+        """Per (table, index): the sketches by requests and by consumed units."""
+        self.resolution = 1
+        """Width of a timeline column in seconds."""
+        self._second = 0
+        self._warned: set[str] = set()
+        buckets = self.config.buckets
+        hasher = key_hasher(self.config.hash_keys) if self.config.hash_keys else None
+
+        @lru_cache(maxsize=_KEY_CACHE)
+        def locate(key: str | bytes) -> tuple[int, str]:
+            label = hasher(key) if hasher else key if isinstance(key, str) else key.hex()
+            return bucket_of(key, buckets), label
+
+        self._locate = locate
+
+    def add_table(self, schema: TableSchema) -> None:
+        """Know a table's schema, to compute consumed units from item sizes."""
+        self.tables[schema.name] = schema
+
+    # The per-request path: keep it lean (see benchmarks/bench_heat.py).
+    def record(
+        self,
+        operation: str,
+        context: Mapping[str, Any],
+        response: Mapping[str, Any] | None = None,
+        start_time: float | None = None,
+    ) -> None:
+        """Count one call from its Locust request-event ``context`` (see `DynamoClient`)."""
+        second = int(time.time() if start_time is None else start_time)
+        if second > self._second:
+            self._roll(second)
+        # A request that started before the open column is counted in it: a second's
+        # boundary blurs by at most a response time.
+        table = context["table"]
+        index = context.get("index")
+        access = "read" if operation in consumed.READ_OPERATIONS else "write"
+        throttled = float(context.get("throttled_attempts") or 0)
+        keys = context.get("partition_keys") or (context.get("partition_key"),)
+        index_keys: Mapping[str, Any] = context.get("index_keys") or {}
+        source = self.config.capacity_source
+        reported = context.get("consumed_capacity")
+        if source == "computed" or (source == "auto" and not reported):
+            self._touch(table, index, access, keys, 0.0, throttled)
+            for index_name, ikeys in index_keys.items():
+                self._touch(table, index_name, "write", ikeys, 0.0, throttled)
+            self._charge(operation, context, response or {})
+        elif type(reported) is dict and len(reported) == 2 and reported.get("TableName") == table:
+            # The usual answer to ReturnConsumedCapacity=TOTAL: one figure for one table.
+            units = float(reported.get("CapacityUnits") or 0.0)
+            self._touch(table, index, access, keys, units, throttled)
+            for index_name, ikeys in index_keys.items():
+                self._touch(table, index_name, "write", ikeys, 0.0, throttled)
+        else:
+            self._record_breakdown(
+                operation, reported, table, index, access, keys, throttled, index_keys
+            )
+
+    def _record_breakdown(
+        self,
+        operation: str,
+        reported: Any,
+        table: str,
+        index: str | None,
+        access: str,
+        keys: Any,
+        throttled: float,
+        index_keys: Mapping[str, Any],
+    ) -> None:
+        # Reported units of several tables, of indexes, or split into read and write.
+        main = 0.0
+        per_index: dict[str, float] = {}
+        extra: list[tuple[str, str | None, str, Any, float]] = []
+        for scope_table, scope_index, read, write in consumed.reported_units(
+            operation, reported, table, index
+        ):
+            if scope_table == table and scope_index == index:
+                main += read if access == "read" else write
+                other, spent = ("write", write) if access == "read" else ("read", read)
+                if spent:
+                    extra.append((table, index, other, keys, spent))
+            elif scope_table == table and scope_index is not None and scope_index in index_keys:
+                per_index[scope_index] = per_index.get(scope_index, 0.0) + write
+                if read:
+                    extra.append((table, scope_index, "read", index_keys[scope_index], read))
+            else:
+                # Units of a table or index whose keys the call did not name.
+                for kind, spent in (("read", read), ("write", write)):
+                    if spent:
+                        extra.append((scope_table, scope_index, kind, (None,), spent))
+        self._touch(table, index, access, keys, main, throttled)
+        for index_name, ikeys in index_keys.items():
+            self._touch(
+                table, index_name, "write", ikeys, per_index.get(index_name, 0.0), throttled
+            )
+        for scope_table, scope_index, kind, scope_keys, spent in extra:
+            self._touch(scope_table, scope_index, kind, scope_keys, spent, 0.0, count=False)
+
+    def _touch(
+        self,
+        table: str,
+        index: str | None,
+        access: str,
+        keys: Any,
+        units: float,
+        throttled: float,
+        *,
+        count: bool = True,
+    ) -> None:
+        lane = self.lanes.get((table, index, access)) or self._lane(table, index, access)
+        now = lane.now
+        by_requests, by_units = lane.sketches
+        share = units / len(keys) if keys else 0.0
+        locate = self._locate
+        for key in keys:
+            if key is None:
+                bucket, label = self.config.buckets, None
+            else:
+                bucket, label = locate(key)
+            i = FIELDS * bucket
+            if count:
+                now[i] += 1.0
+                now[i + 2] += throttled
+            now[i + 1] += share
+            if label is not None:
+                if count:
+                    by_requests.add(label)
+                if share:
+                    by_units.add(label, share)
+
+    def _charge(
+        self, operation: str, context: Mapping[str, Any], response: Mapping[str, Any]
+    ) -> None:
+        request = context.get("request")
+        if request is None:
+            self._warn_once("request", "no request parameters in the request event context")
+            return
+        try:
+            charges = consumed.computed_charges(
+                operation, request, response, context.get("error_code"), self.tables
+            )
+        except ConfigError as e:
+            self._warn_once(operation, str(e))
+            return
+        for charge in charges:
+            if charge.units:
+                key = (charge.key,)
+                self._touch(
+                    charge.table, charge.index, charge.kind, key, charge.units, 0.0, count=False
+                )
+
+    def _warn_once(self, topic: str, message: str) -> None:
+        if topic not in self._warned:
+            self._warned.add(topic)
+            log.warning("consumed units not counted: %s", message)
+
+    def _lane(self, table: str, index: str | None, access: str) -> Lane:
+        sketches = self._sketches(table, index)
+        lane = Lane(table, index, access, self.config.buckets, sketches)
+        self.lanes[(table, index, access)] = lane
+        return lane
+
+    def _sketches(self, table: str, index: str | None) -> tuple[SpaceSaving, SpaceSaving]:
+        sketches = self.sketches.get((table, index))
+        if sketches is None:
+            capacity = self.config.sketch_capacity
+            sketches = self.sketches[(table, index)] = (
+                SpaceSaving(capacity),
+                SpaceSaving(capacity),
+            )
+        return sketches
+
+    def _roll(self, second: int) -> None:
+        """Close the open column: it becomes part of the totals and of the timeline."""
+        if self._second:
+            column = self._second - self._second % self.resolution
+            for lane in self.lanes.values():
+                now = lane.now
+                if any(now):
+                    totals = lane.totals
+                    for i, value in enumerate(now):
+                        if value:
+                            totals[i] += value
+                    _add_column(lane, column, now)
+                    lane.now = [0.0] * len(now)
+            self._coarsen()
+        self._second = second
+
+    def _coarsen(self) -> None:
+        while any(len(lane.columns) > self.config.max_columns for lane in self.lanes.values()):
+            self.resolution *= 2
+            for lane in self.lanes.values():
+                columns, lane.columns = lane.columns, {}
+                for second, values in columns.items():
+                    _add_column(lane, second - second % self.resolution, values)
+
+    def top_keys(self, table: str, index: str | None, *, by: str = "requests") -> list[HeavyHitter]:
+        """The ``top_k`` hottest keys of a table or index, by ``"requests"`` or ``"units"``."""
+        sketches = self.sketches.get((table, index))
+        if sketches is None:
+            return []
+        return sketches[0 if by == "requests" else 1].top(self.config.top_k)
+
+    def scopes(self) -> Iterator[tuple[str, str | None, SpaceSaving, SpaceSaving]]:
+        """(table, index, sketch by requests, sketch by units) for every table and index seen."""
+        for (table, index), (by_requests, by_units) in self.sketches.items():
+            yield table, index, by_requests, by_units
+
+    # Worker reports, merging and the results file.
+    def clear(self) -> None:
+        """Forget everything counted (a worker, after sending it to the master)."""
+        self.lanes = {}
+        self.sketches = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, msgpack-friendly form: columns are sparse ``[bucket, r, u, t, ...]`` lists."""
+        self._roll(self._second)
+        lanes = []
+        for lane in self.lanes.values():
+            columns = [[second, _sparse(values)] for second, values in lane.columns.items()]
+            lanes.append([lane.table, lane.index, lane.access, columns])
+        return {
+            "buckets": self.config.buckets,
+            "lanes": lanes,
+            "sketches": [
+                [table, index, by_requests.to_dict(), by_units.to_dict()]
+                for table, index, by_requests, by_units in self.scopes()
+            ],
+        }
+
+    def merge_dict(self, data: Mapping[str, Any]) -> None:
+        """Add what `to_dict` of another heat map (a worker's report) holds."""
+        if data["buckets"] != self.config.buckets:
+            raise ConfigError(
+                f"a worker counts heat in {data['buckets']} buckets, the master in "
+                f"{self.config.buckets}: give every process the same --heat-buckets"
+            )
+        for table, index, access, columns in data["lanes"]:
+            lane = self.lanes.get((table, index, access)) or self._lane(table, index, access)
+            totals = lane.totals
+            for second, sparse in columns:
+                values = _dense(sparse, len(totals))
+                for i, value in enumerate(values):
+                    if value:
+                        totals[i] += value
+                _add_column(lane, second - second % self.resolution, values)
+        for table, index, by_requests, by_units in data["sketches"]:
+            mine_requests, mine_units = self._sketches(table, index)
+            mine_requests.merge(SpaceSaving.from_dict(by_requests))
+            mine_units.merge(SpaceSaving.from_dict(by_units))
+        self._coarsen()
+
+    def matrix(self) -> dict[str, Any]:
+        """The per-second bucket heat matrix, for the results file.
+
+        Per lane, ``requests[t][b]``, ``units[t][b]`` and ``throttled_attempts[t][b]`` hold
+        bucket ``b`` in column ``t``, which starts at ``start + t * resolution_s`` (Unix
+        seconds); ``unattributed`` holds what no key could be given for (a Scan).
+        """
+        self._roll(self._second)
+        seconds = sorted({s for lane in self.lanes.values() for s in lane.columns})
+        start = seconds[0] if seconds else 0
+        width = (seconds[-1] - start) // self.resolution + 1 if seconds else 0
+        buckets = self.config.buckets
+        lanes = []
+        for lane in self.lanes.values():
+            grids: list[list[list[float]]] = [[], [], []]
+            for t in range(width):
+                values = lane.columns.get(start + t * self.resolution)
+                for counter in range(FIELDS):
+                    row = [0.0] * buckets if values is None else list(values[counter::FIELDS])
+                    grids[counter].append([_number(v) for v in row[:buckets]])
+            none = FIELDS * buckets
+            lanes.append(
+                {
+                    "table": lane.table,
+                    "index": lane.index,
+                    "access": lane.access,
+                    "requests": grids[0],
+                    "units": grids[1],
+                    "throttled_attempts": grids[2],
+                    "unattributed": {
+                        "requests": _number(lane.totals[none]),
+                        "units": _number(lane.totals[none + 1]),
+                        "throttled_attempts": _number(lane.totals[none + 2]),
+                    },
+                }
+            )
+        return {
+            "buckets": buckets,
+            "hash": "md5, first 8 bytes (loadgen.model.hashing.bucket_of)",
+            "keys_hashed": self.config.hash_keys is not None,
+            "resolution_s": self.resolution,
+            "start": start,
+            "columns": width,
+            "lanes": lanes,
+        }
+
+    def top_keys_dict(self) -> list[dict[str, Any]]:
+        """The top keys per table and index, by requests and by units, with error bounds."""
+        rows = []
+        for table, index, by_requests, by_units in self.scopes():
+            for by, sketch in (("requests", by_requests), ("units", by_units)):
+                rows.append(
+                    {
+                        "table": table,
+                        "index": index,
+                        "by": by,
+                        "total": _number(sketch.total),
+                        "error_bound": _number(sketch.min_count()),
+                        "keys": [
+                            {"key": h.key, "count": _number(h.count), "error": _number(h.error)}
+                            for h in sketch.top(self.config.top_k)
+                        ],
+                    }
+                )
+        return rows
+
+
+def _add_column(lane: Lane, second: int, values: Any) -> None:
+    column = lane.columns.get(second)
+    if column is None:
+        lane.columns[second] = array("d", values)
+    else:
+        for i, value in enumerate(values):
+            if value:
+                column[i] += value
+
+
+def _sparse(values: Any) -> list[float]:
+    flat: list[float] = []
+    for bucket in range(len(values) // FIELDS):
+        i = FIELDS * bucket
+        if values[i] or values[i + 1] or values[i + 2]:
+            flat += (bucket, values[i], values[i + 1], values[i + 2])
+    return flat
+
+
+def _dense(sparse: list[float], size: int) -> list[float]:
+    values = [0.0] * size
+    for j in range(0, len(sparse), FIELDS + 1):
+        i = FIELDS * int(sparse[j])
+        values[i : i + FIELDS] = sparse[j + 1 : j + 1 + FIELDS]
+    return values
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(value, 6)

@@ -1,0 +1,257 @@
+"""What Locust's own stats do not keep: throttles, retries, latency buckets and partition heat.
+
+`RunRecorder` is the one request-event listener. Per access pattern it counts throttled
+attempts, retries, final failures by error code and unprocessed batch items, and keeps a
+latency histogram; every partition key a request touched goes to its `HeatMap` (hash-bucket
+heat and Space-Saving sketches of the hottest keys, see `loadgen.heat.heatmap`). In Locust's
+distributed mode each worker sends what it gathered since its last report with Locust's own
+worker report, and the master merges it, so nothing is counted twice and a worker that
+vanishes loses at most what it gathered since its last report.
+"""
+
+from __future__ import annotations
+
+import logging
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadgen.errors import ConfigError
+from loadgen.heat.heatmap import HeatConfig, HeatMap
+
+__all__ = ["LATENCY_BUCKETS_S", "LatencyHistogram", "OperationCounts", "RunRecorder", "key_scope"]
+
+log = logging.getLogger(__name__)
+
+_REPORT_KEY = "loadgen_recorder"
+
+LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""Upper bounds of the latency histogram buckets: DynamoDB answers in single-digit
+milliseconds, a throttled call retried by the SDK takes up to seconds."""
+_BOUNDS_MS = tuple(bound * 1000.0 for bound in LATENCY_BUCKETS_S)
+
+
+def key_scope(table: str, index: str | None) -> str:
+    """The label under which a table's (or a GSI's) partition keys are counted."""
+    return table if index is None else f"{table}/{index}"
+
+
+class LatencyHistogram:
+    """Counts of response times per bucket of `LATENCY_BUCKETS_S`, plus one above 10 s.
+
+    histogram = LatencyHistogram()
+    histogram.observe(12.5)  # milliseconds, as Locust reports them
+    histogram.cumulative()   # [(0.001, 0), ..., (0.025, 1), ..., (inf, 1)]
+    """
+
+    __slots__ = ("counts", "sum_ms")
+
+    def __init__(self, counts: list[int] | None = None, sum_ms: float = 0.0) -> None:
+        self.counts = counts if counts is not None else [0] * (len(_BOUNDS_MS) + 1)
+        self.sum_ms = sum_ms
+
+    def observe(self, response_time_ms: float) -> None:
+        # bisect_left: a time equal to a bound belongs to that bound's bucket (le).
+        self.counts[bisect_left(_BOUNDS_MS, response_time_ms)] += 1
+        self.sum_ms += response_time_ms
+
+    def merge(self, other: LatencyHistogram) -> None:
+        self.counts = [a + b for a, b in zip(self.counts, other.counts, strict=True)]
+        self.sum_ms += other.sum_ms
+
+    def cumulative(self) -> list[tuple[float, int]]:
+        """(upper bound in seconds, observations at or below it), ending with infinity."""
+        rows, running = [], 0
+        for bound, count in zip((*LATENCY_BUCKETS_S, float("inf")), self.counts, strict=True):
+            running += count
+            rows.append((bound, running))
+        return rows
+
+
+@dataclass
+class OperationCounts:
+    """Counts for one (operation, access pattern) pair."""
+
+    requests: int = 0
+    attempts: int = 0
+    retries: int = 0
+    throttled_attempts: int = 0
+    unprocessed: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    latency: LatencyHistogram = field(default_factory=LatencyHistogram)
+
+    def merge(self, other: OperationCounts) -> None:
+        self.requests += other.requests
+        self.attempts += other.attempts
+        self.retries += other.retries
+        self.throttled_attempts += other.throttled_attempts
+        self.unprocessed += other.unprocessed
+        self.failures.update(other.failures)
+        self.latency.merge(other.latency)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "attempts": self.attempts,
+            "retries": self.retries,
+            "throttled_attempts": self.throttled_attempts,
+            "unprocessed": self.unprocessed,
+            "failures": dict(self.failures),
+            "latency": [self.latency.counts, self.latency.sum_ms],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OperationCounts:
+        return cls(
+            requests=data["requests"],
+            attempts=data["attempts"],
+            retries=data["retries"],
+            throttled_attempts=data["throttled_attempts"],
+            unprocessed=data["unprocessed"],
+            failures=Counter(data["failures"]),
+            latency=LatencyHistogram(list(data["latency"][0]), float(data["latency"][1])),
+        )
+
+
+class RunRecorder:
+    """Listens to request events; keeps per-pattern counts and the heat of keys and buckets.
+
+    recorder = RunRecorder.of(environment)   # registered once per environment
+    ...
+    recorder.hottest(10)
+    recorder.heat.matrix()
+    """
+
+    def __init__(self, sketch_capacity: int = 1000, heat: HeatConfig | None = None) -> None:
+        self.operations: dict[tuple[str, str], OperationCounts] = {}
+        self.heat = HeatMap(heat or HeatConfig(sketch_capacity=sketch_capacity))
+
+    @property
+    def sketch_capacity(self) -> int:
+        return self.heat.config.sketch_capacity
+
+    @classmethod
+    def register(
+        cls, environment: Any, sketch_capacity: int = 1000, heat: HeatConfig | None = None
+    ) -> RunRecorder:
+        recorder = cls(sketch_capacity, heat)
+        events = environment.events
+        events.request.add_listener(recorder._on_request)
+        events.report_to_master.add_listener(recorder._on_report_to_master)
+        events.worker_report.add_listener(recorder._on_worker_report)
+        return recorder
+
+    @classmethod
+    def of(cls, environment: Any, **heat: Any) -> RunRecorder:
+        """The environment's recorder, registered on first use, with current heat settings.
+
+        Settings: those given here now or earlier (``buckets=512``, see `HeatConfig`), else
+        Locust's parsed options (``--heat-buckets``, ...), else the defaults. Options are read
+        again at each call because a worker receives the master's options only with its
+        first spawn message; settings may change until requests are counted, never after
+        (counts in two bucket layouts cannot be merged): that raises `ConfigError`.
+        """
+        given = environment.__dict__.setdefault("_loadgen_heat_settings", {})
+        given.update({name: value for name, value in heat.items() if value is not None})
+        config = HeatConfig.from_options(getattr(environment, "parsed_options", None), given)
+        recorder: RunRecorder | None = environment.__dict__.get("loadgen_recorder")
+        if recorder is None:
+            recorder = cls.register(environment, heat=config)
+            environment.loadgen_recorder = recorder
+        elif config != recorder.heat.config:
+            if recorder.heat.lanes or recorder.operations:
+                raise ConfigError(
+                    f"heat settings {config} differ from those already counting "
+                    f"({recorder.heat.config})"
+                )
+            recorder.heat = HeatMap(config, recorder.heat.tables.values())
+        return recorder
+
+    def _on_request(
+        self,
+        *,
+        request_type: str,
+        name: str,
+        response_time: float = 0.0,
+        context: dict[str, Any] | None = None,
+        exception: BaseException | None = None,
+        start_time: float | None = None,
+        response: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        if not context or "attempts" not in context:
+            return  # not one of our DynamoDB calls
+        counts = self.operations.get((request_type, name))
+        if counts is None:
+            counts = self.operations[(request_type, name)] = OperationCounts()
+        counts.requests += 1
+        counts.attempts += context["attempts"]
+        counts.retries += context["retries"]
+        counts.throttled_attempts += context["throttled_attempts"]
+        counts.unprocessed += context["unprocessed"]
+        counts.latency.observe(response_time)
+        if exception is not None:
+            counts.failures[context.get("error_code") or type(exception).__name__] += 1
+        self.heat.record(
+            request_type, context, response if isinstance(response, dict) else None, start_time
+        )
+
+    def _on_report_to_master(self, client_id: str, data: dict[str, Any]) -> None:
+        data[_REPORT_KEY] = self.to_dict()
+        self.operations = {}
+        self.heat.clear()
+
+    def _on_worker_report(self, client_id: str, data: dict[str, Any]) -> None:
+        if _REPORT_KEY in data:
+            try:
+                self.merge_dict(data[_REPORT_KEY])
+            except ConfigError as e:
+                log.error("dropped a report of worker %s: %s", client_id, e)
+
+    def merge(self, other: RunRecorder) -> None:
+        self.merge_dict(other.to_dict())
+
+    def merge_dict(self, data: dict[str, Any]) -> None:
+        """Add a report made by `to_dict` (a worker's, since its previous report)."""
+        self.heat.merge_dict(data["heat"])
+        for request_type, name, counts in data["operations"]:
+            op = (request_type, name)
+            self.operations.setdefault(op, OperationCounts()).merge(
+                OperationCounts.from_dict(counts)
+            )
+
+    def hottest(self, k: int = 10) -> list[dict[str, Any]]:
+        """The ``k`` hottest partition keys over all tables, with their share of requests.
+
+        A key's share is its estimated requests over all key touches of its table (or index).
+        """
+        rows: list[dict[str, Any]] = []
+        for table, index, sketch, _ in self.heat.scopes():
+            for hitter in sketch.top(k):
+                rows.append(
+                    {
+                        "table": key_scope(table, index),
+                        "key": hitter.key,
+                        "requests": hitter.count,
+                        "error": hitter.error,
+                        "share": hitter.count / sketch.total if sketch.total else 0.0,
+                    }
+                )
+        rows.sort(key=lambda row: (-row["share"], -row["requests"], row["key"]))
+        return rows[:k]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operations": [
+                [request_type, name, counts.to_dict()]
+                for (request_type, name), counts in self.operations.items()
+            ],
+            "heat": self.heat.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], heat: HeatConfig | None = None) -> RunRecorder:
+        recorder = cls(heat=heat or HeatConfig(buckets=data["heat"]["buckets"]))
+        recorder.merge_dict(data)
+        return recorder

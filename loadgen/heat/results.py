@@ -1,0 +1,129 @@
+"""A run's results: the summary table, the hottest keys and the results file.
+
+The results file (``loadgen run --out FILE``) holds the same figures as the printed summary,
+as JSON, plus the per-second bucket heat matrix (``heat``) and the top keys per table and
+index by requests and by consumed units (``top_keys``); later stages (gates, reports) read it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+from loadgen.heat.recorder import OperationCounts, RunRecorder
+
+__all__ = ["SCHEMA_VERSION", "build_results", "format_summary", "write_results"]
+
+SCHEMA_VERSION = 1
+PERCENTILES = (0.50, 0.95, 0.99)
+
+
+def _operation_row(entry: Any, counts: OperationCounts | None, duration_s: float) -> dict[str, Any]:
+    counts = counts or OperationCounts()
+    row: dict[str, Any] = {
+        "operation": entry.method,
+        "name": entry.name,
+        "requests": entry.num_requests,
+        "failures": entry.num_failures,
+        "requests_per_s": entry.num_requests / duration_s if duration_s > 0 else 0.0,
+        "avg_ms": entry.avg_response_time,
+        "max_ms": entry.max_response_time,
+        "throttled_attempts": counts.throttled_attempts,
+        "retries": counts.retries,
+        "unprocessed_items": counts.unprocessed,
+        "errors": dict(counts.failures),
+    }
+    for p in PERCENTILES:
+        value = entry.get_response_time_percentile(p) if entry.num_requests else None
+        row[f"p{round(p * 100)}_ms"] = value
+    return row
+
+
+def build_results(
+    stats: Any,
+    recorder: RunRecorder,
+    *,
+    run: dict[str, Any],
+    duration_s: float,
+    hot_keys: int = 10,
+) -> dict[str, Any]:
+    """Results from Locust's ``RequestStats``, our recorder and the run's settings."""
+    operations = []
+    for (name, method), entry in sorted(stats.entries.items()):
+        counts = recorder.operations.get((method, name))
+        operations.append(_operation_row(entry, counts, duration_s))
+    total = OperationCounts()
+    for counts in recorder.operations.values():
+        total.merge(counts)
+    totals = _operation_row(stats.total, total, duration_s)
+    totals["operation"], totals["name"] = "", "Aggregated"
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": run,
+        "duration_s": duration_s,
+        "operations": operations,
+        "totals": totals,
+        "hot_keys": recorder.hottest(hot_keys),
+        "top_keys": recorder.heat.top_keys_dict(),
+        "heat": recorder.heat.matrix(),
+    }
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def format_summary(results: dict[str, Any]) -> str:
+    """The summary table and the hottest keys, as printed at the end of a run."""
+    run = results["run"]
+    head = (
+        f"{'Operation':<20} {'Name':<28} {'Reqs':>8} {'Req/s':>8} {'p50':>6} {'p95':>6} "
+        f"{'p99':>6} {'Errors':>7} {'Throttled':>10} {'Retries':>8}"
+    )
+    lines = [
+        f"Workload {run['workload']} ({run['design']}), distribution {run['distribution']} "
+        f"over {run['keys']} keys, target {run['target']}"
+        + (f", scale {run['scale']:g}" if run.get("scale") is not None else ""),
+        "",
+        head,
+        "-" * len(head),
+    ]
+    for row in [*results["operations"], results["totals"]]:
+        if row is results["totals"]:
+            lines.append("-" * len(head))
+        lines.append(
+            f"{row['operation']:<20} {row['name']:<28} {row['requests']:>8} "
+            f"{row['requests_per_s']:>8.1f} {_ms(row['p50_ms']):>6} {_ms(row['p95_ms']):>6} "
+            f"{_ms(row['p99_ms']):>6} {row['failures']:>7} {row['throttled_attempts']:>10} "
+            f"{row['retries']:>8}"
+        )
+    errors = results["totals"]["errors"]
+    if errors:
+        lines += ["", "Errors: " + ", ".join(f"{c} x{n}" for c, n in sorted(errors.items()))]
+    lines += ["", "Hottest partition keys (share of their table's or index's key touches):"]
+    if not results["hot_keys"]:
+        lines.append("  (none)")
+    for row in results["hot_keys"]:
+        lines.append(
+            f"  {row['share'] * 100:6.2f}%  {row['requests']:>9.0f}  "
+            f"{row['table']:<24} {row['key']}"
+        )
+    return "\n".join(lines)
+
+
+def write_results(results: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Write the results file atomically, so a reader never sees half of it."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    with os.fdopen(fd, "w") as f:
+        _dump(results, f)
+    os.replace(tmp, target)
+
+
+def _dump(results: dict[str, Any], f: TextIO) -> None:
+    json.dump(results, f, indent=2, sort_keys=False)
+    f.write("\n")

@@ -1,0 +1,526 @@
+"""A model of DynamoDB's partitions that admits or throttles requests as the service does.
+
+A library, usable without any server: the HTTP emulator asks it per request, tests drive it
+with a fake clock. Each table and each global secondary index is a *keyspace* with its own
+partitions and capacity; a local secondary index shares its table's.
+
+How capacity is decided, per keyspace and per kind (read, write):
+
+- Partitions cover equal ranges of the 64-bit hash space of `loadgen.model.hashing.partition_hash`
+  at first, so a heat-exporter bucket and a modeled partition hold the same keys. Their count
+  follows the older documented formula ``max(ceil(RCU/3000 + WCU/1000), ceil(GB/10))`` with
+  the size term taken as 0 (the model stores no items). More capacity than the partitions can
+  absorb doubles them; a split for heat halves one; partitions never merge.
+- Capacity is enforced per second, with token buckets topped up at each whole second. Each
+  partition's bucket holds one second of its ceiling (3,000 read and 1,000 write units/s,
+  independent unless ``additive=True``). The keyspace's holds one second of its capacity plus
+  up to 300 s of unused capacity (burst). Adaptive capacity is instant: any partition may use
+  the keyspace's capacity up to its own ceiling, so one partition-key value, which always
+  lives on one partition, never gets more than the ceiling.
+- A charge is admitted while its buckets are not in debt, then taken whole: a bucket may go
+  negative, as DynamoDB lets a large item or a settled Query overdraw and then throttles
+  until the debt is repaid. This also keeps large items admissible at a small ``scale``.
+- On-demand: the keyspace's capacity is its warm throughput (12,000 read, 4,000 write units/s)
+  or twice its highest second so far, whichever is more, within the per-table quota (40,000)
+  and the optional ``OnDemandThroughput`` maximum. No burst.
+- Split for heat: a partition that used at least `HEAT_FRACTION` of its ceiling (or throttled)
+  every second for ``split_after`` seconds splits at the median of the partition-key hashes it
+  served meanwhile (a small seeded reservoir sample). One hot key cannot be split, and a
+  monotonically increasing sort key under one partition key is one key to the hash.
+
+The model is not thread-safe: call it from one thread or event loop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from loadgen.errors import ConfigError
+from loadgen.model.capacity import Charge
+from loadgen.model.hashing import HASH_SPACE, partition_hash
+from loadgen.model.schema import TableSchema
+from loadgen.model.throttling import Limit, Throttle, resource_arn, throttle
+
+__all__ = [
+    "PartitionModel",
+    "PartitionStats",
+    "Throttle",
+    "ThroughputStats",
+]
+
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html
+PARTITION_READ_UNITS = 3000.0
+"""Read units per second one partition serves at most."""
+PARTITION_WRITE_UNITS = 1000.0
+"""Write units per second one partition serves at most."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/burst-adaptive-capacity.html
+BURST_SECONDS = 300.0
+"""Seconds of unused provisioned capacity retained for bursts."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/on-demand-capacity-mode.html
+ON_DEMAND_WARM_READ_UNITS = 12000.0
+"""Read units per second a new on-demand table or index sustains."""
+ON_DEMAND_WARM_WRITE_UNITS = 4000.0
+"""Write units per second a new on-demand table or index sustains."""
+ON_DEMAND_PEAK_FACTOR = 2.0
+"""On-demand capacity instantly absorbs up to this multiple of the previous peak."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+ON_DEMAND_TABLE_QUOTA_UNITS = 40000.0
+"""Default per-table (and per-index) on-demand quota, read and write units per second."""
+HEAT_FRACTION = 0.8
+"""Share of its ceiling a partition must use in a second to count as hot (a model choice)."""
+SAMPLE_SIZE = 32
+"""Partition-key hashes a hot partition keeps, to choose where it splits."""
+
+_READ, _WRITE = 0, 1
+_KINDS = {"read": _READ, "write": _WRITE}
+_CEILINGS = (PARTITION_READ_UNITS, PARTITION_WRITE_UNITS)
+_WARM = (ON_DEMAND_WARM_READ_UNITS, ON_DEMAND_WARM_WRITE_UNITS)
+_TOKEN_FLOOR = 1e-9  # below this a bucket counts as empty, whatever float rounding left
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionStats:
+    """One partition of a table or index: its hash range and what went through it."""
+
+    start: int
+    """First hash of its range (inclusive)."""
+    end: int
+    """Last hash of its range (exclusive)."""
+    consumed_read_units: float
+    """Cumulative, net of `PartitionModel.settle` corrections."""
+    consumed_write_units: float
+    throttled_reads: int
+    """Requests throttled here, cumulative."""
+    throttled_writes: int
+    hot_seconds: int
+    """Consecutive seconds it has run near its ceiling."""
+
+
+@dataclass(frozen=True, slots=True)
+class ThroughputStats:
+    """A table or global secondary index: its capacity, burst, partitions and throttles."""
+
+    table: str
+    index: str | None
+    on_demand: bool
+    read_capacity: float
+    """Read units per second allowed now (scaled; on-demand: what it has scaled to)."""
+    write_capacity: float
+    burst_read_units: float
+    """Unused read units banked beyond the current second."""
+    burst_write_units: float
+    consumed_read_units: float
+    consumed_write_units: float
+    throttled_reads: int
+    throttled_writes: int
+    splits: int
+    """Partitions added since creation, by capacity growth or for heat."""
+    partitions: tuple[PartitionStats, ...]
+
+
+class _Partition:
+    __slots__ = (
+        "consumed",
+        "end",
+        "hot",
+        "sample",
+        "second",
+        "seen",
+        "stamp",
+        "start",
+        "throttled",
+        "throttled_now",
+        "tokens",
+    )
+
+    def __init__(self, start: int, end: int, tokens: Sequence[float], stamp: int) -> None:
+        self.start, self.end = start, end
+        self.tokens = list(tokens)  # [read, write]; additive mode spends [0] for both
+        self.stamp = stamp  # the second its tokens were last topped up
+        self.second = [0.0, 0.0]  # units used in the current second
+        self.throttled_now = False  # hit its ceiling in the current second
+        self.consumed = [0.0, 0.0]
+        self.throttled = [0, 0]
+        self.hot = 0  # consecutive hot seconds
+        self.sample: list[int] = []  # reservoir of partition-key hashes served while hot
+        self.seen = 0
+
+    def halves(self, middle: int) -> tuple[_Partition, _Partition]:
+        # Both halves inherit the bucket, debt included: a split adds no capacity at once.
+        return (
+            _Partition(self.start, middle, self.tokens, self.stamp),
+            _Partition(middle, self.end, self.tokens, self.stamp),
+        )
+
+
+class _Keyspace:
+    """A table or a GSI: its capacity buckets and its partitions, ordered by hash range."""
+
+    def __init__(self, model: PartitionModel, schema: TableSchema, index: str | None) -> None:
+        self.table, self.index = schema.name, index
+        self.arn = resource_arn(model.region, model.account, schema.name, index)
+        self.scale = model.scale
+        now = math.floor(model.clock())
+        self.stamp = self.current = now
+        self.peak = [0.0, 0.0]  # highest units used in one second (on-demand growth)
+        self.second = [0.0, 0.0]
+        self.consumed = [0.0, 0.0]
+        self.throttled = [0, 0]
+        self.splits = 0
+        self.throttles: dict[tuple[int, Limit], Throttle] = {}
+        self.rate = [0.0, 0.0]
+        self.configure(schema)
+        self.tokens = list(self.rate)  # one second of capacity, no burst banked yet
+        count = self.needed_partitions()
+        bounds = [i * HASH_SPACE // count for i in range(count + 1)]
+        self.parts = [
+            _Partition(low, high, model.ceilings, now) for low, high in itertools.pairwise(bounds)
+        ]
+        self.starts = bounds[:-1]
+
+    def configure(self, schema: TableSchema) -> None:
+        owner = schema if self.index is None else schema.index(self.index)
+        self.on_demand = schema.on_demand
+        self.provisioned = (owner.read_capacity, owner.write_capacity)
+        self.max_units = (owner.max_read_units, owner.max_write_units)
+        # Provisioned capacity banks up to BURST_SECONDS unused; on-demand has no burst.
+        self.bank_seconds = 1.0 if self.on_demand else 1.0 + BURST_SECONDS
+        self.limit: list[Limit] = ["ProvisionedThroughputExceeded"] * 2
+        for kind in (_READ, _WRITE):
+            self.set_rate(kind)
+
+    def reconfigure(self, schema: TableSchema, now: int) -> None:
+        self.refill(now)
+        self.configure(schema)
+        self.throttles.clear()
+        for kind in (_READ, _WRITE):
+            self.tokens[kind] = min(self.tokens[kind], self.rate[kind] * self.bank_seconds)
+        self.grow()
+
+    def set_rate(self, kind: int) -> None:
+        # Unscaled until the last line, so that scale never changes a partition count.
+        limit: Limit
+        if not self.on_demand:
+            rate, limit = self.provisioned[kind], "ProvisionedThroughputExceeded"
+        else:
+            # Growing past the warm throughput or twice the peak takes partitions it lacks yet.
+            rate = max(_WARM[kind], ON_DEMAND_PEAK_FACTOR * self.peak[kind] / self.scale)
+            limit = "KeyRangeThroughputExceeded"
+            if rate >= ON_DEMAND_TABLE_QUOTA_UNITS:
+                rate, limit = ON_DEMAND_TABLE_QUOTA_UNITS, "AccountLimitExceeded"
+            cap = self.max_units[kind]
+            if cap is not None and rate >= cap:
+                rate, limit = cap, "MaxOnDemandThroughputExceeded"
+        self.rate[kind] = rate * self.scale
+        self.limit[kind] = limit
+
+    def needed_partitions(self) -> int:
+        # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.Partitions.html
+        read, write = (self.rate[kind] / self.scale / _CEILINGS[kind] for kind in (_READ, _WRITE))
+        return max(1, math.ceil(read + write - 1e-9))
+
+    def grow(self) -> None:
+        """Double the partitions until they absorb the capacity."""
+        while len(self.parts) < self.needed_partitions():
+            self.parts = [h for p in self.parts for h in p.halves((p.start + p.end) // 2)]
+            self.splits += len(self.parts) // 2
+        self.starts = [part.start for part in self.parts]
+
+    def split(self, at: int, middle: int) -> None:
+        self.parts[at : at + 1] = self.parts[at].halves(middle)
+        self.starts = [part.start for part in self.parts]
+        self.splits += 1
+
+    def refill(self, now: int) -> None:
+        # Whole seconds: DynamoDB enforces capacity per second, so no second gets more than
+        # its own allowance plus what the bank holds.
+        elapsed = now - self.stamp
+        if elapsed > 0:
+            self.stamp = now
+            for kind in (_READ, _WRITE):
+                full = self.rate[kind] * self.bank_seconds
+                self.tokens[kind] = min(full, self.tokens[kind] + elapsed * self.rate[kind])
+
+    def throttle(self, kind: int, limit: Limit) -> Throttle:
+        cached = self.throttles.get((kind, limit))
+        if cached is None:
+            cached = throttle(
+                table=self.table,
+                index=self.index,
+                kind="read" if kind == _READ else "write",
+                on_demand=self.on_demand,
+                limit=limit,
+                resource=self.arn,
+            )
+            self.throttles[(kind, limit)] = cached
+        return cached
+
+
+class PartitionModel:
+    """Partitions, capacity and throttling for a set of tables, on an injectable clock.
+
+    Per request: `admit` the charges of `loadgen.model.capacity.cost_of` (``None`` means go ahead;
+    a `Throttle` says what to answer instead), then `settle` once the real cost is known::
+
+        model = PartitionModel(scale=0.01)
+        model.create_table(TableSchema.from_create_table(body))
+        estimate = cost_of("Query", request, tables=schemas)
+        if (throttle := model.admit(estimate.charges)) is None:
+            items = run_the_query()
+            model.settle(estimate.charges, cost_of("Query", request, tables=schemas,
+                                                   returned=items).charges)
+    """
+
+    def __init__(
+        self,
+        *,
+        scale: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        seed: int = 0,
+        additive: bool = False,
+        split_after: float = 300.0,
+        region: str = "us-east-1",
+        account: str = "000000000000",
+    ) -> None:
+        if not (isinstance(scale, int | float) and math.isfinite(scale) and scale > 0):
+            raise ConfigError(f"scale must be a positive number, got {scale!r}")
+        if not (isinstance(split_after, int | float) and split_after > 0):
+            raise ConfigError(f"split_after must be positive seconds, got {split_after!r}")
+        if not region or not account:
+            raise ConfigError(f"region and account must be set, got {region!r}, {account!r}")
+        self.scale = float(scale)
+        """Multiplies every ceiling, quota and capacity: 0.01 is launch day at 1/100 traffic."""
+        self.clock = clock
+        self.additive = additive
+        """Reads and writes share one partition budget (reads/3000 + writes/1000 <= 1 a second)
+        instead of two independent ones."""
+        self.split_after = float(split_after)
+        """Seconds of sustained heat before a partition splits (a public test saw about 8 min)."""
+        self.region, self.account = region, account
+        full = tuple(ceiling * self.scale for ceiling in _CEILINGS)
+        self._full = full  # each kind's ceiling, in its own units
+        # Bucket sizes per slot; additive mode keeps one bucket in write units.
+        self.ceilings = (full[_WRITE], full[_WRITE]) if additive else full
+        self._weight = (
+            (PARTITION_WRITE_UNITS / PARTITION_READ_UNITS, 1.0) if additive else (1.0, 1.0)
+        )
+        self._random = random.Random(seed)
+        self._schemas: dict[str, TableSchema] = {}
+        self._spaces: dict[tuple[str, str | None], _Keyspace] = {}
+
+    def create_table(self, schema: TableSchema) -> None:
+        """Start modelling a table and its global secondary indexes."""
+        if schema.name in self._schemas:
+            raise ConfigError(f"table {schema.name!r} already exists in the model")
+        self._schemas[schema.name] = schema
+        self._index(schema, {})
+
+    def update_table(self, schema: TableSchema) -> None:
+        """Apply a table's new capacity, billing mode and index set (see `TableSchema.with_update`).
+
+        More capacity than the partitions absorb doubles them; partitions never merge, and a
+        lowered capacity keeps them.
+        """
+        if schema.name not in self._schemas:
+            raise ConfigError(f"table {schema.name!r} is not in the model")
+        now = math.floor(self.clock())
+        names = [key for key in self._spaces if key[0] == schema.name]
+        old = {index: self._spaces.pop((table, index)) for table, index in names}
+        self._schemas[schema.name] = schema
+        kept = {None} | {gsi.name for gsi in schema.global_indexes}
+        for index, space in old.items():
+            if space.index == index and index in kept:
+                space.reconfigure(schema, now)
+        self._index(schema, old)
+
+    def delete_table(self, name: str) -> None:
+        """Stop modelling a table."""
+        if self._schemas.pop(name, None) is None:
+            raise ConfigError(f"table {name!r} is not in the model")
+        for key in [key for key in self._spaces if key[0] == name]:
+            del self._spaces[key]
+
+    def _index(self, schema: TableSchema, existing: dict[str | None, _Keyspace]) -> None:
+        base = existing.get(None) or _Keyspace(self, schema, None)
+        self._spaces[(schema.name, None)] = base
+        for lsi in schema.local_indexes:  # an LSI lives on its table's partitions
+            self._spaces[(schema.name, lsi.name)] = base
+        for gsi in schema.global_indexes:
+            space = existing.get(gsi.name)
+            if space is None or space.index != gsi.name:
+                space = _Keyspace(self, schema, gsi.name)
+            self._spaces[(schema.name, gsi.name)] = space
+
+    def admit(self, charges: Sequence[Charge]) -> Throttle | None:
+        """Take every charge, or none of them and say why.
+
+        A table's write and its index writes are one request: a global secondary index short
+        of write capacity throttles the table write ("back-pressure"). O(len(charges)).
+        """
+        now = math.floor(self.clock())
+        taken: list[tuple[_Keyspace, _Partition | None, int, float, int]] = []
+        for charge in charges:
+            space = self._space(charge, now)
+            kind = _KINDS[charge.kind]
+            part, key_hash = None, 0
+            if charge.key is not None:
+                key_hash = partition_hash(charge.key)
+                part = space.parts[bisect_right(space.starts, key_hash) - 1]
+                self._refill(part, now)
+            if space.tokens[kind] <= _TOKEN_FLOOR:
+                return self._throttled(space, part, kind, space.limit[kind])
+            if part is not None and part.tokens[0 if self.additive else kind] <= _TOKEN_FLOOR:
+                part.throttled_now = True
+                return self._throttled(space, part, kind, "KeyRangeThroughputExceeded")
+            taken.append((space, part, kind, charge.units, key_hash))
+        for space, part, kind, units, key_hash in taken:
+            self._take(space, part, kind, units)
+            if part is not None:
+                self._observe(part, key_hash)
+        return None
+
+    def settle(self, admitted: Iterable[Charge], actual: Iterable[Charge]) -> None:
+        """Replace admitted charges by what the request really cost, without checking.
+
+        Reads learn their size only once run: admit the estimate, then settle. Buckets may go
+        into debt, and later requests are throttled until it is repaid.
+        """
+        now = math.floor(self.clock())
+        for sign, charges in ((-1.0, admitted), (1.0, actual)):
+            for charge in charges:
+                space = self._space(charge, now)
+                part = None
+                if charge.key is not None:
+                    part = space.parts[bisect_right(space.starts, partition_hash(charge.key)) - 1]
+                    self._refill(part, now)
+                self._take(space, part, _KINDS[charge.kind], sign * charge.units)
+
+    def snapshot(self) -> list[ThroughputStats]:
+        """Capacity, burst, consumption, throttles and partitions of every table and GSI."""
+        now = math.floor(self.clock())
+        stats = []
+        for (table, index), space in self._spaces.items():
+            if space.index != index:
+                continue  # an LSI, reported with its table
+            space.refill(now)
+            burst = [max(0.0, space.tokens[kind] - space.rate[kind]) for kind in (_READ, _WRITE)]
+            parts = tuple(
+                PartitionStats(
+                    start=p.start,
+                    end=p.end,
+                    consumed_read_units=p.consumed[_READ],
+                    consumed_write_units=p.consumed[_WRITE],
+                    throttled_reads=p.throttled[_READ],
+                    throttled_writes=p.throttled[_WRITE],
+                    hot_seconds=p.hot,
+                )
+                for p in space.parts
+            )
+            stats.append(
+                ThroughputStats(
+                    table=table,
+                    index=index,
+                    on_demand=space.on_demand,
+                    read_capacity=space.rate[_READ],
+                    write_capacity=space.rate[_WRITE],
+                    burst_read_units=burst[_READ],
+                    burst_write_units=burst[_WRITE],
+                    consumed_read_units=space.consumed[_READ],
+                    consumed_write_units=space.consumed[_WRITE],
+                    throttled_reads=space.throttled[_READ],
+                    throttled_writes=space.throttled[_WRITE],
+                    splits=space.splits,
+                    partitions=parts,
+                )
+            )
+        return stats
+
+    def _space(self, charge: Charge, now: int) -> _Keyspace:
+        space = self._spaces.get((charge.table, charge.index))
+        if space is None:
+            raise ConfigError(f"no table or index {charge.table!r}/{charge.index!r} in the model")
+        if space.current != now:
+            self._roll(space, now)
+        space.refill(now)
+        return space
+
+    def _refill(self, part: _Partition, now: int) -> None:
+        elapsed = now - part.stamp
+        if elapsed > 0:
+            part.stamp = now
+            tokens, ceilings = part.tokens, self.ceilings
+            tokens[0] = min(ceilings[0], tokens[0] + elapsed * ceilings[0])
+            tokens[1] = min(ceilings[1], tokens[1] + elapsed * ceilings[1])
+
+    def _take(self, space: _Keyspace, part: _Partition | None, kind: int, units: float) -> None:
+        space.tokens[kind] -= units
+        space.second[kind] += units
+        space.consumed[kind] += units
+        if part is not None:
+            part.tokens[0 if self.additive else kind] -= units * self._weight[kind]
+            part.second[kind] += units
+            part.consumed[kind] += units
+
+    def _observe(self, part: _Partition, key_hash: int) -> None:
+        # Reservoir sampling: every charge of the hot streak equally likely to be kept.
+        part.seen += 1
+        if len(part.sample) < SAMPLE_SIZE:
+            part.sample.append(key_hash)
+        else:
+            slot = int(self._random.random() * part.seen)
+            if slot < SAMPLE_SIZE:
+                part.sample[slot] = key_hash
+
+    def _throttled(
+        self, space: _Keyspace, part: _Partition | None, kind: int, limit: Limit
+    ) -> Throttle:
+        space.throttled[kind] += 1
+        if part is not None:
+            part.throttled[kind] += 1
+        return space.throttle(kind, limit)
+
+    def _roll(self, space: _Keyspace, second: int) -> None:
+        """Close the keyspace's current second: heat, splits and on-demand growth."""
+        consecutive = second - space.current == 1
+        space.current = second
+        hot_parts = []
+        for part in space.parts:
+            if consecutive and (part.throttled_now or self._hot(part.second)):
+                part.hot += 1
+            else:
+                part.hot, part.seen = 0, 0
+                part.sample.clear()
+            part.second[0] = part.second[1] = 0.0
+            part.throttled_now = False
+            if part.hot >= self.split_after:
+                hot_parts.append(part)
+        for part in hot_parts:
+            self._split_for_heat(space, part)
+        if space.on_demand:
+            for kind in (_READ, _WRITE):
+                space.peak[kind] = max(space.peak[kind], space.second[kind])
+                space.set_rate(kind)
+            space.grow()
+        space.second[0] = space.second[1] = 0.0
+
+    def _hot(self, used: list[float]) -> bool:
+        read, write = used[0] / self._full[0], used[1] / self._full[1]
+        return (read + write if self.additive else max(read, write)) >= HEAT_FRACTION
+
+    def _split_for_heat(self, space: _Keyspace, part: _Partition) -> None:
+        """Split at the median key hash seen; a single hot key cannot be split."""
+        hashes = sorted(part.sample)
+        part.hot, part.seen = 0, 0
+        part.sample.clear()
+        # Boundaries between distinct hashes; the one nearest the middle balances the halves.
+        cuts = [i for i in range(1, len(hashes)) if hashes[i - 1] != hashes[i]]
+        if not cuts:
+            return
+        cut = min(cuts, key=lambda i: abs(2 * i - len(hashes)))
+        space.split(space.parts.index(part), hashes[cut])

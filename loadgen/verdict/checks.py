@@ -1,0 +1,257 @@
+"""The gate's checks: pass or fail a run against a thresholds file, for CI.
+
+``loadgen gate`` (`loadgen.verdict.gate`) runs them. Every gate of the thresholds file
+(`loadgen.verdict.thresholds`) is checked against each run total, operation row, table or index
+its selector matches; each such check is one test case of the JUnit file. Exit codes: 0 every
+check passed (skipped ones allowed), 1 a check failed, 2 bad input (a bad thresholds or results
+file, one line on stderr).
+
+A selector that matches nothing in the results fails its check: a renamed table or access
+pattern must not silently turn a gate off. Regression gates are skipped without a baseline,
+and for rows the baseline lacks.
+
+Key rates are read at AWS scale (`loadgen.verdict.analysis`): ``max_key_write_units_per_s: 500``
+on a run at scale 0.1 fails when a key sustains more than 50 measured units/s, which stands for
+500 on DynamoDB, half a partition's 1,000 write units/s.
+
+    outcome = evaluate(load_results("r.json"), load_thresholds("t.yaml"))
+    outcome.exit_code
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Any
+
+from loadgen.verdict import analysis
+from loadgen.verdict.analysis import Scope
+from loadgen.verdict.thresholds import Gate, Thresholds
+
+__all__ = ["FAIL", "PASS", "SKIP", "Check", "Outcome", "evaluate", "format_value"]
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One gate checked against one target: the run, an operation row, a table or index."""
+
+    gate: Gate
+    target: str
+    """What was checked: ``run``, ``counter.increment (UpdateItem)``, ``ph-orders/status``."""
+    status: str
+    """`PASS`, `FAIL` or `SKIP`."""
+    measured: float | None
+    detail: str
+    """One line: what was measured, on what key, against which limit."""
+
+    @property
+    def classname(self) -> str:
+        """The JUnit class name: the section and the target."""
+        return "run" if self.gate.section == "run" else f"{self.gate.section}.{self.target}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Every check of one gate run."""
+
+    checks: tuple[Check, ...]
+    results: dict[str, Any]
+    thresholds: Thresholds
+    baseline: dict[str, Any] | None = None
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.status == FAIL]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when no check failed, 1 otherwise."""
+        return 1 if self.failed else 0
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A figure as the gate prints it, by the gate's unit.
+
+    >>> format_value(0.0512, "ratio"), format_value(712.4, "ms")
+    ('5.12%', '712 ms')
+    """
+    if value is None:
+        return "-"
+    return {
+        "ratio": f"{value:.2%}",
+        "ms": f"{value:.0f} ms",
+        "per_s": f"{value:.1f}/s",
+        "count": f"{value:.0f}",
+        "x": f"{value:.2f}x",
+        "pct": f"{value:+.1f}%",
+        "units_per_s": f"{value:.0f} units/s at AWS scale",
+    }.get(unit, f"{value:g}")
+
+
+def _ratio(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0
+
+
+# Figures of a run total or an operation row, by gate name (None: not measurable).
+_ROW_FIGURES: dict[str, Callable[[dict[str, Any]], float | None]] = {
+    "max_failure_ratio": lambda row: _ratio(row["failures"], row["requests"]),
+    "max_throttled_ratio": lambda row: _ratio(row["throttled_attempts"], row["requests"]),
+    "max_p50_ms": lambda row: row.get("p50_ms"),
+    "max_p95_ms": lambda row: row.get("p95_ms"),
+    "max_p99_ms": lambda row: row.get("p99_ms"),
+    "min_requests_per_s": lambda row: float(row["requests_per_s"]),
+    "min_requests": lambda row: float(row["requests"]),
+}
+
+
+def _row_regression(name: str, row: dict[str, Any], base: dict[str, Any]) -> float | None:
+    if name.endswith("_regression_pct"):
+        field = name.removeprefix("max_").removesuffix("_regression_pct") + "_ms"
+        new, old = row.get(field), base.get(field)
+        return None if new is None or not old else (new - old) / old * 100.0
+    if name == "max_requests_per_s_drop_pct":
+        old = base["requests_per_s"]
+        return (old - row["requests_per_s"]) / old * 100.0 if old else None
+    source = _ROW_FIGURES[name.removesuffix("_increase")]
+    new_ratio, old_ratio = source(row), source(base)
+    return None if new_ratio is None or old_ratio is None else new_ratio - old_ratio
+
+
+def _verdict(gate: Gate, target: str, measured: float | None, what: str, note: str = "") -> Check:
+    kind = gate.kind
+    if measured is None:
+        return Check(gate, target, SKIP, None, note or "nothing to measure")
+    failed = measured < gate.limit if kind.minimum else measured > gate.limit
+    sign = ">=" if kind.minimum else "<="
+    detail = (
+        f"{what}{format_value(measured, kind.unit)} "
+        f"(limit {sign} {format_value(gate.limit, kind.unit).lstrip('+')})"
+    )
+    return Check(gate, target, FAIL if failed else PASS, measured, detail + note)
+
+
+def _row_check(gate: Gate, target: str, row: dict[str, Any], base: dict[str, Any] | None) -> Check:
+    if gate.kind.baseline:
+        if base is None:
+            return _verdict(gate, target, None, "", "no baseline row to compare with")
+        value = _row_regression(gate.name, row, base)
+        return _verdict(gate, target, value, "change from the baseline: ", "")
+    return _verdict(gate, target, _ROW_FIGURES[gate.name](row), _row_words(gate.name, row))
+
+
+def _row_words(name: str, row: dict[str, Any]) -> str:
+    if name == "max_failure_ratio":
+        return f"{row['failures']} of {row['requests']} calls failed: "
+    if name == "max_throttled_ratio":
+        return f"{row['throttled_attempts']} throttled attempts in {row['requests']} calls: "
+    if name.endswith("_ms"):
+        return f"{name.removeprefix('max_').removesuffix('_ms')}: "
+    return "requests/s: " if name == "min_requests_per_s" else "calls: "
+
+
+def _table_check(
+    gate: Gate,
+    scope: Scope,
+    results: dict[str, Any],
+    baseline: dict[str, Any] | None,
+    thresholds: Thresholds,
+) -> Check:
+    name, settings = gate.name, thresholds.settings
+    target = scope.name
+    if gate.kind.baseline:
+        if baseline is None or scope not in analysis.scopes(baseline):
+            return _verdict(gate, target, None, "", f"{target} is not in the baseline")
+        if name == "max_throttled_ratio_increase":
+            new = analysis.throttled_ratio(results, scope)
+            old = analysis.throttled_ratio(baseline, scope)
+            return _verdict(gate, target, new - old, "change from the baseline: ")
+        hot, base_hot = analysis.hot_key(results, scope), analysis.hot_key(baseline, scope)
+        new_share = hot.share if hot else 0.0
+        old_share = base_hot.share if base_hot else 0.0
+        return _verdict(gate, target, new_share - old_share, "hottest key's share changed by ")
+    if name == "max_throttled_ratio":
+        ratio = analysis.throttled_ratio(results, scope)
+        return _verdict(gate, target, ratio, "throttled attempts per key touch: ")
+    if name == "max_hot_key_share":
+        hot = analysis.hot_key(results, scope)
+        if hot is None:
+            return _verdict(gate, target, 0.0, "no key touched: ")
+        return _verdict(gate, target, hot.share, f"{hot.key} takes ")
+    if name in ("max_partition_skew", "max_partition_gini"):
+        loads = analysis.partition_loads(results, scope, settings.partitions)
+        if name == "max_partition_gini":
+            return _verdict(
+                gate, target, analysis.gini(loads), f"Gini over {settings.partitions} partitions: "
+            )
+        skew = analysis.partition_skew(results, scope, settings.partitions)
+        return _verdict(gate, target, skew, f"busiest of {settings.partitions} partitions: ")
+    access = "write" if name == "max_key_write_units_per_s" else "read"
+    rate = analysis.key_rate(
+        results, scope, access, window_s=settings.sustain_s, scale=settings.scale
+    )
+    if rate is None:
+        return _verdict(gate, target, 0.0, f"no {access}s: ")
+    scale = analysis.scale_of(results, settings.scale)
+    basis = "" if rate.basis == "units" else ", one unit counted per index write"
+    note = (
+        f"; {rate.measured_per_s:.1f} measured at scale {scale:g}, busiest {settings.sustain_s:g} s"
+        f"{basis}"
+    )
+    return _verdict(gate, target, rate.units_per_s, f"{rate.key} ({access}s) sustains ", note)
+
+
+def _operation_targets(
+    results: dict[str, Any], selector: str
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    for row in results["operations"]:
+        if fnmatchcase(row["name"], selector) or fnmatchcase(row["operation"], selector):
+            yield f"{row['name']} ({row['operation']})", row
+
+
+def _baseline_row(baseline: dict[str, Any] | None, row: dict[str, Any]) -> dict[str, Any] | None:
+    if baseline is None:
+        return None
+    for base in baseline["operations"]:
+        if (base["operation"], base["name"]) == (row["operation"], row["name"]):
+            return dict(base)
+    return None
+
+
+def _nothing_matched(gate: Gate, have: list[str]) -> Check:
+    noun = "operation or access pattern" if gate.section == "operations" else "table or index"
+    listed = ", ".join(have) or "none"
+    return Check(
+        gate, gate.selector, FAIL, None, f"{gate.selector!r} matches no {noun} (have: {listed})"
+    )
+
+
+def evaluate(
+    results: dict[str, Any], thresholds: Thresholds, baseline: dict[str, Any] | None = None
+) -> Outcome:
+    """Check every gate against every target it selects."""
+    checks: list[Check] = []
+    scopes = analysis.scopes(results)
+    for gate in thresholds.gates:
+        if gate.kind.baseline and baseline is None:
+            checks.append(Check(gate, gate.selector or "run", SKIP, None, "no --baseline given"))
+            continue
+        if gate.section == "run":
+            base = baseline["totals"] if baseline else None
+            checks.append(_row_check(gate, "run", results["totals"], base))
+        elif gate.section == "operations":
+            matched = list(_operation_targets(results, gate.selector))
+            for target, row in matched:
+                checks.append(_row_check(gate, target, row, _baseline_row(baseline, row)))
+            if not matched:
+                have = sorted({row["name"] for row in results["operations"]})
+                checks.append(_nothing_matched(gate, have))
+        else:
+            selected = [s for s in scopes if fnmatchcase(s.name, gate.selector)]
+            for scope in selected:
+                checks.append(_table_check(gate, scope, results, baseline, thresholds))
+            if not selected:
+                checks.append(_nothing_matched(gate, [s.name for s in scopes]))
+    return Outcome(tuple(checks), results, thresholds, baseline)

@@ -1,0 +1,36 @@
+"""What a locustfile author imports: the user base class, its options and the client factory.
+
+    from loadgen.workload import DynamoUser, WorkloadOptions, add_argument, register
+
+    class CounterUser(DynamoUser):
+        designs = ("single", "sharded")
+        ...
+
+    register(CounterUser)
+
+Owns: the Locust user every workload derives from and the hooks it installs (`user`), the
+workload's command-line options (`options`), table creation (`tables`) and key distributions,
+where a key is drawn (`keys`). Imports `loadgen.client`, `loadgen.heat`, `loadgen.model` and
+`loadgen.errors`; never the emulator or the verdict.
+"""
+
+# Locust patches the standard library for gevent when it is imported: first, before boto3
+# imports ssl, as `locust -f` does.
+import locust  # noqa: F401
+
+from loadgen.client import DynamoDBError, make_client
+from loadgen.errors import ConfigError
+from loadgen.workload.options import WorkloadOptions, add_argument, add_common_arguments
+from loadgen.workload.user import DynamoUser, register, workload_options
+
+__all__ = [
+    "ConfigError",
+    "DynamoDBError",
+    "DynamoUser",
+    "WorkloadOptions",
+    "add_argument",
+    "add_common_arguments",
+    "make_client",
+    "register",
+    "workload_options",
+]

@@ -1,0 +1,271 @@
+"""The Locust user every workload derives from, and the hooks a locustfile installs.
+
+A workload is a `DynamoUser` subclass naming its designs, its table and its operations (one
+method per operation, weighted by the mix). ``register(WorkloadUser)`` at the bottom of the
+locustfile adds the workload's command-line options to Locust, creates the table on the
+master (or the local runner) when it is missing, records throttles, hot keys and heat, and
+serves Prometheus metrics with ``--metrics-port`` (see `loadgen.heat.exporter`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from locust import User, constant_throughput, events, task
+from locust.exception import StopUser
+from locust.runners import LocalRunner, WorkerRunner
+
+from loadgen.client import BaseDynamoClient, make_client
+from loadgen.errors import HarnessError
+from loadgen.heat.recorder import RunRecorder
+from loadgen.heat.results import build_results, write_results
+from loadgen.model.schema import TableSchema
+from loadgen.workload import tables
+from loadgen.workload.options import WorkloadOptions, add_argument, add_common_arguments
+
+if TYPE_CHECKING:
+    from loadgen.heat.exporter import MetricsServer
+
+__all__ = [
+    "DynamoUser",
+    "prepare",
+    "record",
+    "register",
+    "results_of",
+    "serve_metrics",
+    "workload_options",
+]
+
+log = logging.getLogger(__name__)
+
+
+class DynamoUser(User):
+    """A Locust user that runs one workload's operations against DynamoDB.
+
+    class CounterUser(DynamoUser):
+        designs = ("single", "sharded")
+        default_table = "ph-counter"
+        default_mix = {"increment": 9, "read": 1}
+
+        def increment(self) -> None: ...
+        def read(self) -> None: ...
+
+    register(CounterUser)
+    """
+
+    abstract = True
+    designs: ClassVar[tuple[str, ...]] = ()
+    """Key designs, the first being the default."""
+    default_table: ClassVar[str] = ""
+    """Table name used unless --table is given."""
+    default_mix: ClassVar[Mapping[str, int]] = {}
+    """Operation method names and their default weights."""
+
+    _numbers = itertools.count()
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        self.options = workload_options(environment, type(self))
+        self.db = _client(environment, self.options)
+        runner = environment.runner
+        worker = getattr(runner, "worker_index", 0) if runner is not None else 0
+        self.number = worker * 1_000_000 + next(DynamoUser._numbers)
+        self.random = random.Random(self.options.seed * 1_000_003 + self.number)
+        self.keys = self.options.key_chooser(self.number)
+        self._operations = [op for op, weight in self.options.mix.items() if weight > 0]
+        self._weights = [self.options.mix[op] for op in self._operations]
+        self._tasks_done = 0
+
+    def wait_time(self) -> float:
+        rate = float(getattr(self.environment.parsed_options, "user_rate", 0) or 0)
+        if rate > 0:
+            return float(constant_throughput(rate)(self))
+        return 0.0
+
+    @task
+    def step(self) -> None:
+        budget = self.options.tasks_per_user
+        if budget:
+            if self._tasks_done >= budget:
+                self._finish()
+            self._tasks_done += 1  # before the task: a failed one counts too
+        operation = self.random.choices(self._operations, self._weights)[0]
+        getattr(self, operation)()
+
+    def _finish(self) -> None:
+        """Stop this user, its task budget spent; the last user of a local run ends the run."""
+        environment = self.environment
+        finished = environment.__dict__.get("_loadgen_finished_users", 0) + 1
+        environment._loadgen_finished_users = finished
+        runner = environment.runner
+        if isinstance(runner, LocalRunner) and finished >= (runner.target_user_count or 0):
+            import gevent
+
+            gevent.spawn(runner.quit)  # from its own greenlet: quitting kills the users
+        raise StopUser()
+
+    @classmethod
+    def add_arguments(cls, parser: Any) -> None:
+        """Add the workload's own command-line options (override and call super)."""
+
+    @classmethod
+    def check_options(cls, parsed: Any) -> None:
+        """Validate the workload's own options; raise `ConfigError` naming a bad value."""
+
+    @classmethod
+    def create_table_request(cls, options: WorkloadOptions) -> dict[str, Any]:
+        """The CreateTable parameters of the workload's table, billing aside (see `Billing`)."""
+        raise NotImplementedError
+
+
+def workload_options(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
+    """The workload's validated options, parsed once per process."""
+    cache: dict[type[DynamoUser], WorkloadOptions] = environment.__dict__.setdefault(
+        "_loadgen_options", {}
+    )
+    options = cache.get(user_class)
+    if options is None:
+        user_class.check_options(environment.parsed_options)
+        options = cache[user_class] = WorkloadOptions.from_parsed(
+            environment.parsed_options,
+            designs=user_class.designs,
+            default_table=user_class.default_table,
+            default_mix=user_class.default_mix,
+            host=environment.host,
+        )
+        # Now the options are final (on a worker too): settle the heat settings and give
+        # the heat accounting the table's schema, to compute consumed units from item sizes.
+        schema = TableSchema.from_create_table(table_request(user_class, options))
+        record(environment).heat.add_table(schema)
+    return options
+
+
+def table_request(user_class: type[DynamoUser], options: WorkloadOptions) -> dict[str, Any]:
+    """The whole CreateTable request of a workload's table, billing included."""
+    return options.billing.apply(user_class.create_table_request(options))
+
+
+def _client(environment: Any, options: WorkloadOptions) -> BaseDynamoClient:
+    # One client per process: it is safe to share between greenlets, and creating one costs
+    # tens of milliseconds (and holds the connection pool and retry quota, as botocore's).
+    client: BaseDynamoClient | None = environment.__dict__.get("_loadgen_client")
+    if client is None:
+        client = make_client(
+            options.client,
+            environment,
+            endpoint_url=options.endpoint_url,
+            region=options.region,
+            retry=options.retry,
+        )
+        environment._loadgen_client = client
+    return client
+
+
+def register(user_class: type[DynamoUser]) -> None:
+    """Install a workload's hooks on Locust's events (call once, in the locustfile)."""
+
+    @events.init_command_line_parser.add_listener  # type: ignore[untyped-decorator]
+    def _add_arguments(parser: Any, **kwargs: Any) -> None:
+        add_common_arguments(parser)
+        add_argument(
+            parser,
+            "--user-rate",
+            type=float,
+            default=0,
+            help="Tasks per second per user (default 0: as fast as possible)",
+        )
+        add_argument(
+            parser,
+            "--results-file",
+            default=None,
+            help="Write the run's results (with throttles and hot keys) as JSON at the end",
+        )
+        user_class.add_arguments(parser)
+
+    @events.init.add_listener  # type: ignore[untyped-decorator]
+    def _on_init(environment: Any, **kwargs: Any) -> None:
+        if user_class not in (environment.user_classes or []):
+            return
+        try:
+            if isinstance(environment.runner, WorkerRunner):
+                # The master's options reach a worker with its first spawn message: the
+                # workload's options (and the heat settings) are read when a user starts.
+                record(environment)
+                return  # the master creates the table and serves the metrics
+            if not environment.__dict__.get("_loadgen_prepared"):
+                prepare(environment, user_class)
+            serve_metrics(environment)
+        except HarnessError as e:
+            log.error("%s", e)
+            sys.exit(e.exit_code)
+
+    @events.quitting.add_listener  # type: ignore[untyped-decorator]
+    def _on_quitting(environment: Any, **kwargs: Any) -> None:
+        path = getattr(environment.parsed_options, "results_file", None)
+        if not path or isinstance(environment.runner, WorkerRunner):
+            return
+        if user_class not in (environment.user_classes or []):
+            return
+        write_results(results_of(environment, user_class), path)
+
+
+def results_of(environment: Any, user_class: type[DynamoUser], **run: Any) -> dict[str, Any]:
+    """The results of the environment's run so far (on the master: of all workers)."""
+    options = workload_options(environment, user_class)
+    stats = environment.stats
+    duration = max(stats.total.last_request_timestamp or 0, 0) - stats.total.start_time
+    info = {
+        "workload": run.pop("workload", user_class.__name__),
+        "design": options.design,
+        "distribution": options.distribution,
+        "keys": options.keys,
+        "seed": options.seed,
+        "target": options.endpoint_url or "AWS",
+        "scale": None,
+        **run,
+    }
+    return build_results(stats, record(environment), run=info, duration_s=max(duration, 0.0))
+
+
+def record(environment: Any) -> RunRecorder:
+    """The environment's recorder of throttles, hot keys and heat, registered once.
+
+    Its heat settings follow the current parsed options (see `RunRecorder.of`).
+    """
+    return RunRecorder.of(environment)
+
+
+def serve_metrics(environment: Any) -> MetricsServer | None:
+    """Start the Prometheus exporter if ``--metrics-port`` was given; return its server."""
+    parsed = environment.parsed_options
+    port = getattr(parsed, "metrics_port", None)
+    if port is None:
+        return None
+    from loadgen.heat import exporter
+
+    return exporter.register(
+        environment,
+        port,
+        getattr(parsed, "metrics_host", None) or exporter.DEFAULT_HOST,
+        linger=float(getattr(parsed, "metrics_linger", 0.0) or 0.0),
+    )
+
+
+def prepare(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
+    """Validate the workload's options, start recording, and create the table if missing.
+
+    Raises `HarnessError` on bad options or an unusable target.
+    """
+    options = workload_options(environment, user_class)
+    tables.ensure_table(
+        _client(environment, options).botocore,
+        table_request(user_class, options),
+        create=options.create_table,
+    )
+    environment._loadgen_prepared = True
+    return options

@@ -1,0 +1,93 @@
+"""``loadgen run --gate --report`` end to end on the embedded target (the partition model).
+
+The example thresholds fail each workload's bad design and pass its good one, and the
+report of a failing run names the hot key. Each run takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (workload, design, thresholds, exit code, the hot key and finding the report must name)
+RUNS = [
+    ("counter", "single", "counter", 1, "One hot key: GLOBAL_COUNTER on ph-counter"),
+    ("counter", "sharded", "counter", 0, None),
+    ("orders", "hot-status", "orders", 1, "A hot GSI key: STATUS#PLACED on index status"),
+    ("orders", "sharded-status", "orders", 0, None),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("workload", "design", "thresholds", "code", "named"), RUNS)
+def test_example_gates_on_the_embedded_target(
+    tmp_path, workload, design, thresholds, code, named
+) -> None:
+    out, report = tmp_path / "results.json", tmp_path / "report"
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "loadgen", "run", workload, "--design", design,
+            "--users", "10", "--duration", "6s", "--out", str(out),
+            "--gate", f"examples/thresholds/{thresholds}.yaml", "--report", str(report),
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == code, done.stdout[-4000:] + done.stderr[-2000:]
+    assert ("Gate FAILED" if code else "Gate PASSED") in done.stdout
+    # The results are written whatever the verdict, and gate the same way again.
+    results = json.loads(out.read_text())
+    assert results["run"]["design"] == design
+    page = (report / "report.html").read_text()
+    if named:
+        assert named in page, page[:3000]
+        again = subprocess.run(
+            [sys.executable, "-m", "loadgen", "gate", str(out), "--thresholds",
+             f"examples/thresholds/{thresholds}.yaml", "--markdown", str(tmp_path / "gate.md")],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert again.returncode == 1
+        assert named.replace("_", "\\_") in (tmp_path / "gate.md").read_text()
+    else:
+        assert "Diagnosis" in page
+
+
+def test_example_workflow_is_a_valid_github_workflow() -> None:
+    workflow = ROOT / ".github" / "workflows" / "heat-gate.yml"
+    done = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
+         str(workflow)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    import yaml
+
+    job = yaml.safe_load(workflow.read_text())["jobs"]["heat-gate"]
+    from loadgen.verdict.thresholds import load_thresholds
+
+    for entry in job["strategy"]["matrix"]["include"]:
+        load_thresholds(ROOT / "examples" / "thresholds" / f"{entry['workload']}.yaml")
+        assert (ROOT / "workloads" / f"{entry['workload']}.py").is_file()
+        assert entry["design"] in (ROOT / "workloads" / f"{entry['workload']}.py").read_text()
+
+
+@pytest.mark.slow
+def test_report_names_the_time_ordered_key_of_the_sensor_by_time_design(tmp_path) -> None:
+    # An hour of the simulated clock every 3 s: the hot partition key moves during the run.
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "loadgen", "run", "sensor", "--design", "by-time",
+            "--users", "10", "--duration", "8s", "--clock-speed", "1200",
+            "--report", str(tmp_path),
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = (tmp_path / "report.html").read_text()
+    assert "A time-ordered key on ph-sensor" in page
+    assert "READINGS#2026-01-01-00 → READINGS#2026-01-01-01" in page

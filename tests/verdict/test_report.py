@@ -1,0 +1,90 @@
+"""The run report: a self-contained HTML page and its PNG charts."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from loadgen.errors import ConfigError
+from loadgen.verdict.report import CHARTS, require_matplotlib, write_report
+from tests.results_factory import event, make_results, op_row, steady
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def orders_like():
+    """A table and a hot status index, with throttles on the index key."""
+    events = [
+        event(
+            s, "TransactWriteItems", "orders", [f"USER#{i % 7}", f"ORDER#{s}-{i}"],
+            throttled=1 if i % 3 == 0 else 0, index_keys={"status": ["STATUS#<NEW>"]},
+        )
+        for s in range(8)
+        for i in range(25)
+    ]  # fmt: skip
+    operations = [
+        op_row("orders.create", "TransactWriteItems", 200, failures=20, throttled=67, p99=900,
+               errors={"TransactionCanceledException": 20}),
+        op_row("orders.get", "GetItem", 40, p99=None, p50=None, p95=None),
+    ]  # fmt: skip
+    return make_results(events, operations, scale=0.02)
+
+
+def test_page_embeds_every_chart_and_names_the_hot_key(tmp_path) -> None:
+    page = write_report(orders_like(), tmp_path / "report")
+    assert page == tmp_path / "report" / "report.html"
+    text = page.read_text()
+    sources = re.findall(r'src="([^"]*)"', text)
+    assert len(sources) == len(CHARTS)
+    # Self-contained: every image is inline data, and nothing else is fetched.
+    assert all(src.startswith("data:image/png;base64,") for src in sources)
+    assert not re.search(r'(href|src)="(?!data:|https://docs\.aws\.amazon\.com/)', text)
+    for name, src in zip(CHARTS, sources, strict=True):
+        png = (tmp_path / "report" / name).read_bytes()
+        assert base64.b64decode(src.split(",", 1)[1]) == png
+        with Image.open(tmp_path / "report" / name) as image:
+            assert image.format == "PNG"
+            assert image.width >= 1000 and image.height >= 200
+    assert "A hot GSI key: STATUS#&lt;NEW&gt; on index status of orders" in text
+    assert "bp-indexes-gsi-sharding.html" in text
+    assert "<code>STATUS#&lt;NEW&gt;</code>" in text
+    assert "TransactionCanceledException x20" in text
+    assert "partition model at 0.02" in text
+
+
+def test_quiet_run_and_hashed_keys_still_draw(tmp_path) -> None:
+    results = make_results(steady("t", [f"k{i}" for i in range(50)]), hash_keys="salt", scale=None)
+    text = write_report(results, tmp_path).read_text()
+    assert "No hot spot" in text
+    assert "no throttled attempts" not in text  # said in the chart, not the page
+
+
+def test_report_command(tmp_path) -> None:
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps(orders_like()))
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgen", "report", str(results), "--out", str(tmp_path / "out")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"Report written to {tmp_path / 'out' / 'report.html'}"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted([*CHARTS, "report.html"])
+    missing = subprocess.run(
+        [sys.executable, "-m", "loadgen", "report", str(tmp_path / "nope.json")],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("loadgen: error: cannot read results file")
+
+
+def test_missing_matplotlib_is_one_line(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ConfigError, match=r"pip install 'partition-heat\[report\]'"):
+        require_matplotlib()
