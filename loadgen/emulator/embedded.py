@@ -81,7 +81,7 @@ class EmbeddedEmulator(targets._LocalTarget):
         url_path, log_path = workdir / "stdout.txt", workdir / "server.log"
         environment = dict(os.environ)
         # The child must import this very package, installed or not.
-        package_root = str(Path(__file__).resolve().parent.parent)
+        package_root = str(Path(__file__).resolve().parents[2])
         environment["PYTHONPATH"] = os.pathsep.join(
             filter(None, [package_root, environment.get("PYTHONPATH")])
         )

