@@ -103,7 +103,27 @@ def _parser() -> argparse.ArgumentParser:
         help="DynamoDB client: boto3 (default) or fast (geventhttpclient, several times "
         "the requests per core)",
     )
+    _add_load_flags(run)
     return parser
+
+
+def _add_load_flags(run: argparse.ArgumentParser) -> None:
+    """The open model's flags (`loadgen.workload.arrivals`); per-operation rates and stages
+    go in the config file (``rates:``, ``stages:``)."""
+    run.add_argument(
+        "--rate",
+        type=float,
+        help="open model: launch traffic in operations/s at AWS scale (x the emulator's scale "
+        "against it), instead of --users",
+    )
+    run.add_argument("--arrivals", help="open model: constant (default) or poisson")
+    run.add_argument("--ramp", help="open model: climb from 0 to the rate over this span, e.g. 30s")
+    run.add_argument(
+        "--max-in-flight",
+        type=int,
+        help="open model: operations in flight at once (default 1000); an arrival that finds "
+        "none free is dropped",
+    )
 
 
 def load_config_file(path: str) -> dict[str, Any]:
@@ -140,6 +160,11 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
             locust_args.append(flag)
         elif value is not False:
             locust_args += [flag, str(value)]
+    if "users" in values and any(values.get(k) for k in ("rate", "rates", "stages")):
+        raise ConfigError(
+            f"--users {values['users']} and a rate exclude each other (the open model has no "
+            "users: bound its concurrency with --max-in-flight)"
+        )
     try:
         return RunConfig(workload=args.workload, locust_args=locust_args + extra, **values)
     except TypeError as e:

@@ -84,6 +84,54 @@ class RunConfig:
     """A directory to write the run report to (`loadgen.verdict.report`) after the run."""
     locust_args: list[str] = field(default_factory=list)
     """Further flags for Locust's parser: the workload's own (``--shards 20``) and Locust's."""
+    rate: float | None = None
+    """The open model: launch traffic in operations/s at AWS scale (`loadgen.workload.arrivals`)."""
+    rates: dict[str, float] | str | None = None
+    """The open model: per-operation rates at AWS scale (``{increment: 2000, read: 200}``)."""
+    arrivals: str | None = None
+    """constant or poisson."""
+    ramp: str | None = None
+    """Climb to the rate over this span (``30s``)."""
+    stages: list[Any] | str | None = None
+    """Rate stages: ``[{duration: 30s, rate: 1000}, ...]`` or ``30s:1000,1m:3000``."""
+    max_in_flight: int | None = None
+    """Operations in flight at once in the open model; an arrival finding none free is dropped."""
+
+    @property
+    def open_model(self) -> bool:
+        """Whether the run launches arrivals at a rate rather than running users."""
+        return bool(self.rate or self.rates or self.stages)
+
+    def load_argv(self, scale: float | None) -> list[str]:
+        """The open model's flags for Locust's parser (none for a closed-model run)."""
+        if not self.open_model:
+            for name in ("arrivals", "ramp", "max_in_flight"):
+                if getattr(self, name) is not None:
+                    raise ConfigError(
+                        f"--{name.replace('_', '-')} {getattr(self, name)} needs a rate "
+                        "(--rate, or rates or stages in the config file)"
+                    )
+            return []
+        if self.rate is not None and not self.rate > 0:
+            raise ConfigError(f"--rate must be > 0 operations/s (got {self.rate})")
+        if self.max_in_flight is not None and (
+            not isinstance(self.max_in_flight, int) or self.max_in_flight < 1
+        ):
+            raise ConfigError(f"--max-in-flight must be an integer >= 1 (got {self.max_in_flight})")
+        argv = ["--rate", str(self.rate or 0)]
+        if self.rates:
+            argv += ["--rates", _pairs(self.rates, "rates", "=")]
+        if self.stages:
+            argv += ["--stages", _stage_text(self.stages)]
+        if self.arrivals:
+            argv += ["--arrivals", self.arrivals]
+        if self.ramp:
+            argv += ["--ramp", self.ramp]
+        if self.max_in_flight:
+            argv += ["--max-in-flight", str(self.max_in_flight)]
+        if scale is not None:
+            argv += ["--rate-scale", str(scale)]
+        return argv
 
     def validate(self) -> None:
         if self.workload not in WORKLOADS and not self.workload.endswith(".py"):
@@ -152,6 +200,27 @@ class RunConfig:
             argv += ["--metrics-port", str(self.metrics_port), "--metrics-host", self.metrics_host]
         argv += ["--client", self.client]
         return argv + self.locust_args
+
+
+def _pairs(value: dict[str, Any] | str, name: str, sep: str) -> str:
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name} must be a mapping of operation to rate (got {value!r})")
+    return ",".join(f"{key}{sep}{rate}" for key, rate in value.items())
+
+
+def _stage_text(stages: list[Any] | str) -> str:
+    if isinstance(stages, str):
+        return stages
+    parts = []
+    for stage in stages if isinstance(stages, list) else [stages]:
+        if not isinstance(stage, dict) or set(stage) != {"duration", "rate"}:
+            raise ConfigError(
+                f"stages: expected entries like {{duration: 30s, rate: 1000}} (got {stage!r})"
+            )
+        parts.append(f"{stage['duration']}:{stage['rate']}")
+    return ",".join(parts)
 
 
 def find_locustfile(workload: str) -> Path:
@@ -296,6 +365,8 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
         raise ConfigError(f"{locustfile} defines no DynamoUser workload")
     parser = get_parser(default_config_files=[])
     argv = config.locust_argv(locustfile, target.endpoint_url)
+    if config.open_model:
+        argv += [*config.load_argv(target.scale), "--users", "1", "--spawn-rate", "1"]
     if not target.reports_capacity and not any(
         arg.startswith("--consumed-capacity") for arg in argv
     ):
@@ -323,7 +394,8 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
     if metrics is not None:
         print(f"Metrics: {metrics.url}", file=sys.stderr, flush=True)
     progress = gevent.spawn(_progress, environment, recorder)
-    runner.start(config.users, spawn_rate=config.spawn_rate or config.users)
+    users = 1 if config.open_model else config.users  # one user launches the arrivals
+    runner.start(users, spawn_rate=config.spawn_rate or users)
     stopper = gevent.spawn_later(config.duration_s(), runner.quit)
     signals: list[int] = []
 
@@ -348,7 +420,7 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
         environment,
         workload,
         workload=config.workload,
-        users=config.users,
+        users=None if config.open_model else config.users,
         target=target.description,
         scale=target.scale,
         interrupted=interrupted,
@@ -375,7 +447,18 @@ def _progress(environment: Any, recorder: Any, interval: float = 2.0) -> None:
         print(
             f"[{time.monotonic() - start:5.0f}s] users {environment.runner.user_count:>4}  "
             f"requests {total.num_requests:>8}  req/s {total.current_rps:>7.1f}  "
-            f"failures {total.num_failures:>6}  throttled attempts {throttled:>6}",
+            f"failures {total.num_failures:>6}  throttled attempts {throttled:>6}"
+            + _load_progress(recorder.load),
             file=sys.stderr,
             flush=True,
         )
+
+
+def _load_progress(ledger: Any) -> str:
+    """The open model's last complete second: offered, achieved and dropped so far."""
+    if ledger.plan is None or len(ledger.seconds) < 2:
+        return ""
+    last = sorted(ledger.seconds)[-2]
+    column = ledger.seconds[last]
+    dropped = sum(c.dropped for c in ledger.seconds.values())
+    return f"  offered/s {column.offered:>6}  achieved/s {column.achieved:>6}  dropped {dropped:>7}"

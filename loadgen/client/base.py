@@ -13,7 +13,9 @@ times cheaper per call). This module imports neither; `loadgen.client.make_clien
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,7 @@ __all__ = [
     "DynamoDBError",
     "Outcome",
     "RetryPolicy",
+    "intended_start",
     "is_throttle",
 ]
 
@@ -46,6 +49,30 @@ THROTTLE_CODES = frozenset(
 RETRY_MODES = ("legacy", "standard", "adaptive", "none")
 CLIENTS = ("boto3", "fast")
 """Client implementations: botocore (the default) and `loadgen.fastclient`."""
+
+# The open model's intended start of the operation running in this greenlet (a
+# `time.perf_counter` value), until its first call has read it. gevent gives every greenlet
+# its own context, so operations running side by side never see each other's.
+_INTENDED_START: ContextVar[float | None] = ContextVar("loadgen_intended_start", default=None)
+
+
+@contextmanager
+def intended_start(perf_time: float) -> Iterator[None]:
+    """Time the first call made inside from ``perf_time``, when it was meant to start.
+
+    The open model (`loadgen.workload.arrivals`) schedules each operation for a moment: a
+    call sent late, behind a stalled target or a busy generator, is reported with the delay
+    included (no coordinated omission), its service time kept beside it in the context.
+
+        with intended_start(arrival):
+            user.increment()
+    """
+    token = _INTENDED_START.set(perf_time)
+    try:
+        yield
+    finally:
+        _INTENDED_START.reset(token)
+
 
 _MULTI_TABLE_OPERATIONS = frozenset(
     {"BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems"}
@@ -178,7 +205,14 @@ class BaseDynamoClient:
         start_time = time.time()
         start = time.perf_counter()
         outcome = self._send(operation, params)
-        response_time_ms = (time.perf_counter() - start) * 1000.0
+        end = time.perf_counter()
+        service_time_ms = response_time_ms = (end - start) * 1000.0
+        intended = _INTENDED_START.get()
+        if intended is not None:
+            # Only the operation's first call was scheduled; later ones follow it at once.
+            _INTENDED_START.set(None)
+            response_time_ms = (end - intended) * 1000.0
+            start_time -= start - intended
         context = {
             "table": table,
             "index": index,
@@ -192,6 +226,8 @@ class BaseDynamoClient:
             "throttled_attempts": outcome.throttled_attempts,
             "unprocessed": _unprocessed_count(outcome.response),
             "error_code": outcome.error.code if outcome.error else None,
+            # From sending to the answer; the response time counts from the intended start.
+            "service_time_ms": service_time_ms,
             # The call's parameters (not copied): capacity computed from item sizes needs them.
             "request": params,
         }

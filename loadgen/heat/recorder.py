@@ -19,6 +19,7 @@ from typing import Any
 
 from loadgen.errors import ConfigError
 from loadgen.heat.heatmap import HeatConfig, HeatMap
+from loadgen.heat.load import LoadLedger
 
 __all__ = ["LATENCY_BUCKETS_S", "LatencyHistogram", "OperationCounts", "RunRecorder", "key_scope"]
 
@@ -126,6 +127,8 @@ class RunRecorder:
     def __init__(self, sketch_capacity: int = 1000, heat: HeatConfig | None = None) -> None:
         self.operations: dict[tuple[str, str], OperationCounts] = {}
         self.heat = HeatMap(heat or HeatConfig(sketch_capacity=sketch_capacity))
+        self.load = LoadLedger()
+        """The open model's offered, achieved and dropped arrivals (`loadgen.heat.load`)."""
 
     @property
     def sketch_capacity(self) -> int:
@@ -201,6 +204,7 @@ class RunRecorder:
         data[_REPORT_KEY] = self.to_dict()
         self.operations = {}
         self.heat.clear()
+        self.load.clear()
 
     def _on_worker_report(self, client_id: str, data: dict[str, Any]) -> None:
         if _REPORT_KEY in data:
@@ -215,6 +219,8 @@ class RunRecorder:
     def merge_dict(self, data: dict[str, Any]) -> None:
         """Add a report made by `to_dict` (a worker's, since its previous report)."""
         self.heat.merge_dict(data["heat"])
+        if "load" in data:
+            self.load.merge_dict(data["load"])
         for request_type, name, counts in data["operations"]:
             op = (request_type, name)
             self.operations.setdefault(op, OperationCounts()).merge(
@@ -248,6 +254,7 @@ class RunRecorder:
                 for (request_type, name), counts in self.operations.items()
             ],
             "heat": self.heat.to_dict(),
+            "load": self.load.to_dict(),
         }
 
     @classmethod

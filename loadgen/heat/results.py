@@ -1,8 +1,10 @@
 """A run's results: the summary table, the hottest keys and the results file.
 
 The results file (``loadgen run --out FILE``) holds the same figures as the printed summary,
-as JSON, plus the per-second bucket heat matrix (``heat``) and the top keys per table and
-index by requests and by consumed units (``top_keys``); later stages (gates, reports) read it.
+as JSON, plus the per-second bucket heat matrix (``heat``), the top keys per table and
+index by requests and by consumed units (``top_keys``) and, for a rate run, the offered and
+achieved load and whether it was delivered (``load``, `loadgen.heat.load`); later stages
+(gates, reports) read it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+from loadgen.heat.load import format_load
 from loadgen.heat.recorder import OperationCounts, RunRecorder
 
 __all__ = ["SCHEMA_VERSION", "build_results", "format_summary", "write_results"]
@@ -60,7 +63,7 @@ def build_results(
         total.merge(counts)
     totals = _operation_row(stats.total, total, duration_s)
     totals["operation"], totals["name"] = "", "Aggregated"
-    return {
+    results = {
         "schema_version": SCHEMA_VERSION,
         "run": run,
         "duration_s": duration_s,
@@ -70,6 +73,10 @@ def build_results(
         "top_keys": recorder.heat.top_keys_dict(),
         "heat": recorder.heat.matrix(),
     }
+    load = recorder.load.summary()
+    if load is not None:
+        results["load"] = load  # an open-model run: offered, achieved, dropped, delivered
+    return results
 
 
 def _ms(value: float | None) -> str:
@@ -103,6 +110,8 @@ def format_summary(results: dict[str, Any]) -> str:
     errors = results["totals"]["errors"]
     if errors:
         lines += ["", "Errors: " + ", ".join(f"{c} x{n}" for c, n in sorted(errors.items()))]
+    if results.get("load"):
+        lines += ["", *format_load(results["load"])]
     lines += ["", "Hottest partition keys (share of their table's or index's key touches):"]
     if not results["hot_keys"]:
         lines.append("  (none)")

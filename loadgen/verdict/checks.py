@@ -6,6 +6,10 @@ its selector matches; each such check is one test case of the JUnit file. Exit c
 check passed (skipped ones allowed), 1 a check failed, 2 bad input (a bad thresholds or results
 file, one line on stderr).
 
+A rate run (results with a ``load`` section) is always checked for delivery
+(`DELIVERY_GATE`): when the achieved load fell below 95% of the offered load in a window after
+the ramp, the gate fails whatever the other checks say.
+
 A selector that matches nothing in the results fails its check: a renamed table or access
 pattern must not silently turn a gate off. Regression gates are skipped without a baseline,
 and for rows the baseline lacks.
@@ -29,7 +33,16 @@ from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.thresholds import Gate, Thresholds
 
-__all__ = ["FAIL", "PASS", "SKIP", "Check", "Outcome", "evaluate", "format_value"]
+__all__ = [
+    "DELIVERY_GATE",
+    "FAIL",
+    "PASS",
+    "SKIP",
+    "Check",
+    "Outcome",
+    "evaluate",
+    "format_value",
+]
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 
@@ -228,13 +241,42 @@ def _nothing_matched(gate: Gate, have: list[str]) -> Check:
     )
 
 
+DELIVERY_GATE = Gate("run", "", "min_load_delivered_ratio", 0.95)
+"""Checked on every rate run: a verdict on load that never arrived is not a pass."""
+
+
+def _delivery_check(gate: Gate, results: dict[str, Any]) -> Check:
+    load = results.get("load")
+    if not load:
+        return _verdict(gate, "run", None, "", "a closed-model run (--users) offers no set load")
+    worst = load.get("worst_window")
+    if worst is None:
+        return Check(gate, "run", FAIL, None, "no whole second of load to measure")
+    what = (
+        f"worst {worst['seconds']} s window achieved {worst['achieved']} of "
+        f"{worst['offered']} arrivals offered: "
+    )
+    check = _verdict(gate, "run", float(worst["ratio"]), what)
+    if check.status == FAIL and load.get("bottleneck"):
+        check = Check(
+            gate, "run", FAIL, check.measured, f"{check.detail}; bottleneck: {load['bottleneck']}"
+        )
+    return check
+
+
 def evaluate(
     results: dict[str, Any], thresholds: Thresholds, baseline: dict[str, Any] | None = None
 ) -> Outcome:
-    """Check every gate against every target it selects."""
+    """Check every gate against every target it selects; a rate run's delivery always."""
     checks: list[Check] = []
     scopes = analysis.scopes(results)
-    for gate in thresholds.gates:
+    gates = thresholds.gates
+    if results.get("load") and not any(g.name == DELIVERY_GATE.name for g in gates):
+        gates = (DELIVERY_GATE, *gates)
+    for gate in gates:
+        if gate.name == DELIVERY_GATE.name:
+            checks.append(_delivery_check(gate, results))
+            continue
         if gate.kind.baseline and baseline is None:
             checks.append(Check(gate, gate.selector or "run", SKIP, None, "no --baseline given"))
             continue

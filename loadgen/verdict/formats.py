@@ -52,9 +52,16 @@ def _run_line(results: dict[str, Any], scale: float | None) -> str:
     )
     return (
         f"{run.get('workload')} ({run.get('design')}), {run.get('distribution')} over "
-        f"{run.get('keys')} keys, {run.get('users', '?')} users, {results['duration_s']:.1f} s, "
+        f"{run.get('keys')} keys, {_load_words(results)}, {results['duration_s']:.1f} s, "
         f"{results['totals']['requests']} requests{scaled}"
     )
+
+
+def _load_words(results: dict[str, Any]) -> str:
+    load = results.get("load")
+    if not load:
+        return f"{results['run'].get('users', '?')} users"
+    return f"launch traffic {load.get('rate', 0):,.0f} operations/s ({load.get('arrivals')})"
 
 
 def format_text(outcome: Outcome) -> str:

@@ -87,6 +87,10 @@ GATES: dict[str, GateKind] = {
     "max_p99_ms": GateKind(_RUN, "ms", expects="milliseconds >= 0"),
     "min_requests_per_s": GateKind(_RUN, "per_s", minimum=True),
     "min_requests": GateKind(_RUN, "count", minimum=True, integer=True, expects="an integer >= 0"),
+    # A rate run's delivery (always checked for one, at 0.95 unless the file says otherwise).
+    "min_load_delivered_ratio": GateKind(
+        ("run",), "ratio", highest=1.0, minimum=True, expects=_RATIO
+    ),
     # Per table or index, from the hot-key sketches and the heat matrix.
     "max_hot_key_share": GateKind(_TABLES, "ratio", highest=1.0, expects=_RATIO),
     "max_partition_skew": GateKind(

@@ -9,8 +9,9 @@
     register(CounterUser)
 
 Owns: the Locust user every workload derives from and the hooks it installs (`user`), the
-workload's command-line options (`options`), table creation (`tables`) and key distributions,
-where a key is drawn (`keys`). Imports `loadgen.client`, `loadgen.heat`, `loadgen.model` and
+workload's command-line options (`options`), table creation (`tables`), key distributions,
+where a key is drawn (`keys`), and the open load model, where arrivals are launched at a rate
+(`arrivals`). Imports `loadgen.client`, `loadgen.heat`, `loadgen.model` and
 `loadgen.errors`; never the emulator or the verdict.
 """
 

@@ -16,6 +16,7 @@ from typing import Any
 from loadgen.client import CLIENTS, RETRY_MODES, RetryPolicy
 from loadgen.errors import ConfigError
 from loadgen.workload import keys as distributions
+from loadgen.workload.arrivals import ARRIVALS, ArrivalPlan, plan_from_parsed
 
 __all__ = [
     "Billing",
@@ -23,6 +24,7 @@ __all__ = [
     "add_argument",
     "add_common_arguments",
     "add_heat_arguments",
+    "add_load_arguments",
     "parse_mix",
 ]
 
@@ -108,6 +110,56 @@ def add_common_arguments(parser: Any) -> None:
         help="Provisioned write units of the table and of each GSI (provisioned only)",
     )
     add_heat_arguments(parser)
+    add_load_arguments(parser)
+
+
+def add_load_arguments(parser: Any) -> None:
+    """The open model's options (see `loadgen.workload.arrivals`)."""
+    add_argument(
+        parser,
+        "--rate",
+        type=float,
+        default=0,
+        help="Open model: launch traffic in operations/s at AWS scale, split by the mix "
+        "(default 0: closed model, users as fast as they go)",
+    )
+    add_argument(
+        parser,
+        "--rates",
+        default="",
+        help="Open model: per-operation rates at AWS scale, e.g. increment=2000,read=200",
+    )
+    add_argument(
+        parser,
+        "--arrivals",
+        default="constant",
+        choices=ARRIVALS,
+        help="Open model: constant gaps or a Poisson process (default constant)",
+    )
+    add_argument(parser, "--ramp", default="", help="Open model: climb to the rate over this span")
+    add_argument(
+        parser,
+        "--stages",
+        default="",
+        help="Open model: DURATION:RATE,... move linearly to each rate in turn "
+        "(e.g. 30s:1000,1m:3000)",
+    )
+    add_argument(
+        parser,
+        "--max-in-flight",
+        type=int,
+        default=None,
+        help="Open model: operations in flight at once over the run; an arrival finding none "
+        "free is dropped (default 1000)",
+    )
+    add_argument(
+        parser,
+        "--rate-scale",
+        type=float,
+        default=None,
+        help="Open model: the target's capacity scale; the run offers the rates times it "
+        "(loadgen run sets it for its emulator; default 1)",
+    )
 
 
 def add_heat_arguments(parser: Any) -> None:
@@ -240,6 +292,8 @@ class WorkloadOptions:
     """Which client sends the requests (`loadgen.client.CLIENTS`)."""
     tasks_per_user: int = 0
     """Tasks each user runs before it stops; 0: no limit."""
+    load: ArrivalPlan | None = None
+    """The open model's plan (``--rate``); None: the closed model."""
 
     @classmethod
     def from_parsed(
@@ -260,13 +314,14 @@ class WorkloadOptions:
         distributions.validate_spec(parsed.distribution)
         endpoint = host or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None
         endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+        mix = parse_mix(parsed.mix or "", default_mix)
         return cls(
             design=design,
             distribution=parsed.distribution,
             keys=parsed.keys,
             seed=parsed.seed,
             scramble=parsed.scramble,
-            mix=parse_mix(parsed.mix or "", default_mix),
+            mix=mix,
             table=parsed.table or default_table,
             create_table=parsed.create_table or endpoint is not None,
             retry=RetryPolicy(parsed.retry_mode, parsed.max_attempts),
@@ -275,6 +330,7 @@ class WorkloadOptions:
             billing=Billing(parsed.billing_mode, parsed.read_capacity, parsed.write_capacity),
             client=_client_kind(getattr(parsed, "client", None) or "boto3"),
             tasks_per_user=_tasks_per_user(getattr(parsed, "tasks_per_user", 0) or 0),
+            load=plan_from_parsed(parsed, mix),
         )
 
     def key_chooser(self, stream: int) -> distributions.Distribution:

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import psutil
 from locust import User, constant_throughput, events, task
 from locust.exception import StopUser
 from locust.runners import LocalRunner, WorkerRunner
@@ -26,6 +27,7 @@ from loadgen.heat.recorder import RunRecorder
 from loadgen.heat.results import build_results, write_results
 from loadgen.model.schema import TableSchema
 from loadgen.workload import tables
+from loadgen.workload.arrivals import ArrivalDriver, ArrivalPlan
 from loadgen.workload.options import WorkloadOptions, add_argument, add_common_arguments
 
 if TYPE_CHECKING:
@@ -89,6 +91,9 @@ class DynamoUser(User):
 
     @task
     def step(self) -> None:
+        if self.options.load is not None:
+            self._drive(self.options.load)  # the open model: this user launches arrivals
+            return
         budget = self.options.tasks_per_user
         if budget:
             if self._tasks_done >= budget:
@@ -96,6 +101,38 @@ class DynamoUser(User):
             self._tasks_done += 1  # before the task: a failed one counts too
         operation = self.random.choices(self._operations, self._weights)[0]
         getattr(self, operation)()
+
+    def _drive(self, plan: ArrivalPlan) -> None:
+        """Launch this user's share of the plan's arrivals until the run stops it."""
+        environment = self.environment
+        user_class = type(self)
+
+        def make_worker() -> DynamoUser:
+            worker = user_class(environment)
+            worker.on_start()
+            return worker
+
+        def on_error(worker: Any, error: BaseException) -> None:
+            log.error("%s: %r", user_class.__name__, error, exc_info=error)
+            environment.events.user_error.fire(
+                user_instance=worker, exception=error, tb=error.__traceback__
+            )
+
+        # Sampled once a second as Locust samples it every five (psutil, this process).
+        process = psutil.Process()
+        process.cpu_percent()
+
+        def cpu_percent() -> float:
+            return float(process.cpu_percent())
+
+        ArrivalDriver(
+            plan,
+            record(environment).load,
+            make_worker,
+            rng=random.Random(self.options.seed * 1_000_003 + self.number + 7),
+            cpu_percent=cpu_percent,
+            on_error=on_error,
+        ).run()
 
     def _finish(self) -> None:
         """Stop this user, its task budget spent; the last user of a local run ends the run."""

@@ -1,0 +1,290 @@
+"""The open model's load accounting: arrivals offered, achieved and dropped, and whether the
+load was delivered.
+
+A rate run (``loadgen run --rate R``, see `loadgen.workload.arrivals`) offers arrivals on a
+clock. `LoadLedger` counts, per operation and per wall-clock second, the arrivals offered,
+those that completed (achieved, whatever their outcome) and those dropped because no
+in-flight slot was free or the generator fell behind its clock; beside them, per second,
+the mean service time, the load generator's CPU (Locust's own sample) and how far the
+arrival clock ran late. Workers send their ledger with Locust's worker reports (through
+`loadgen.heat.recorder.RunRecorder`) and the master merges it.
+
+The load was **delivered** when the achieved count was at least 95% of the offered count
+over every 5-second window after the ramp (the run's last, partial second aside):
+
+    ledger = LoadLedger()
+    ledger.plan = {"rate": 1000.0, "scale": 0.1, ...}
+    ledger.offer("increment", second)
+    ledger.achieve("increment", second, service_ms=4.2)
+    ledger.summary()["delivered"]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CPU_WARNING_PERCENT",
+    "DELIVERY_RATIO",
+    "DELIVERY_WINDOW_S",
+    "LoadLedger",
+    "Second",
+    "format_load",
+]
+
+DELIVERY_RATIO = 0.95
+"""Achieved over offered that a window must reach for the load to count as delivered."""
+DELIVERY_WINDOW_S = 5
+"""Seconds per delivery window."""
+CPU_WARNING_PERCENT = 90.0
+"""Where Locust warns that its process' CPU constrains the throughput."""
+LATENCY_GROWTH = 2.0
+"""Mean service time this many times its early level: the target is slowing down."""
+
+
+@dataclass(slots=True)
+class Second:
+    """The load of one wall-clock second."""
+
+    offered: int = 0
+    achieved: int = 0
+    dropped: int = 0
+    service_ms: float = 0.0
+    """Sum of the service times of the operations achieved in this second."""
+    cpu_percent: float = 0.0
+    """The highest CPU sample of a load-generator process."""
+    lag_s: float = 0.0
+    """How late the arrival clock ran, at most."""
+    in_flight: int = 0
+    """Most operations in flight at once (per process; summed over workers)."""
+
+    def merge(self, other: Second) -> None:
+        self.offered += other.offered
+        self.achieved += other.achieved
+        self.dropped += other.dropped
+        self.service_ms += other.service_ms
+        self.cpu_percent = max(self.cpu_percent, other.cpu_percent)
+        self.lag_s = max(self.lag_s, other.lag_s)
+        self.in_flight += other.in_flight
+
+
+class LoadLedger:
+    """Offered, achieved and dropped arrivals per operation and per second."""
+
+    def __init__(self) -> None:
+        self.plan: dict[str, Any] | None = None
+        """The plan as the results show it (rates at AWS scale, scale, arrivals, ramp, cap);
+        None in a closed-model run."""
+        self.seconds: dict[int, Second] = {}
+        self.operations: dict[str, list[int]] = {}
+        """Per operation: offered, achieved, dropped."""
+
+    def _second(self, second: int) -> Second:
+        column = self.seconds.get(second)
+        if column is None:
+            column = self.seconds[second] = Second()
+        return column
+
+    def _operation(self, operation: str) -> list[int]:
+        counts = self.operations.get(operation)
+        if counts is None:
+            counts = self.operations[operation] = [0, 0, 0]
+        return counts
+
+    def offer(self, operation: str, second: int, count: int = 1) -> None:
+        self._second(second).offered += count
+        self._operation(operation)[0] += count
+
+    def achieve(self, operation: str, second: int, service_ms: float) -> None:
+        column = self._second(second)
+        column.achieved += 1
+        column.service_ms += service_ms
+        self._operation(operation)[1] += 1
+
+    def drop(self, operation: str, second: int, count: int = 1) -> None:
+        """Count ``count`` arrivals offered and dropped."""
+        column = self._second(second)
+        column.offered += count
+        column.dropped += count
+        counts = self._operation(operation)
+        counts[0] += count
+        counts[2] += count
+
+    def sample(self, second: int, *, cpu_percent: float, lag_s: float, in_flight: int) -> None:
+        """Note the generator's state in ``second`` (the highest of the samples stays)."""
+        column = self._second(second)
+        column.cpu_percent = max(column.cpu_percent, cpu_percent)
+        column.lag_s = max(column.lag_s, lag_s)
+        column.in_flight = max(column.in_flight, in_flight)
+
+    def clear(self) -> None:
+        self.seconds = {}
+        self.operations = {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plan": self.plan,
+            "seconds": [
+                [s, c.offered, c.achieved, c.dropped, c.service_ms, c.cpu_percent, c.lag_s,
+                 c.in_flight]
+                for s, c in self.seconds.items()
+            ],
+            "operations": {op: list(counts) for op, counts in self.operations.items()},
+        }  # fmt: skip
+
+    def merge_dict(self, data: dict[str, Any]) -> None:
+        """Add a worker's ledger made by `to_dict`."""
+        if data.get("plan") and self.plan is None:
+            self.plan = dict(data["plan"])
+        for s, offered, achieved, dropped, service, cpu, lag, in_flight in data["seconds"]:
+            self._second(int(s)).merge(
+                Second(offered, achieved, dropped, service, cpu, lag, in_flight)
+            )
+        for op, counts in data["operations"].items():
+            mine = self._operation(op)
+            for i, n in enumerate(counts):
+                mine[i] += n
+
+    def timeline(self) -> tuple[int, list[Second]]:
+        """The first second and one column per second up to the last, gaps filled."""
+        if not self.seconds:
+            return 0, []
+        first, last = min(self.seconds), max(self.seconds)
+        return first, [self.seconds.get(s) or Second() for s in range(first, last + 1)]
+
+    def summary(self) -> dict[str, Any] | None:
+        """The results file's ``load`` section; None in a closed-model run."""
+        if self.plan is None:
+            return None
+        first, columns = self.timeline()
+        offered = sum(c.offered for c in columns)
+        achieved = sum(c.achieved for c in columns)
+        dropped = sum(c.dropped for c in columns)
+        # Rates over the whole seconds: the first and the last are cut short by the run.
+        full = columns[1:-1] if len(columns) >= 3 else columns
+        span = max(len(full), 1)
+        delivery = _delivery(columns, float(self.plan.get("ramp_s") or 0.0), self.plan)
+        return {
+            "model": "open",
+            **self.plan,
+            "offered": offered,
+            "achieved": achieved,
+            "dropped": dropped,
+            "offered_per_s": sum(c.offered for c in full) / span,
+            "achieved_per_s": sum(c.achieved for c in full) / span,
+            "operations": [
+                {
+                    "operation": op,
+                    "offered": o,
+                    "achieved": a,
+                    "dropped": d,
+                    # Per operation, the run's share of each: its seconds are not kept apart.
+                    "offered_per_s": o / offered * sum(c.offered for c in full) / span
+                    if offered
+                    else 0.0,
+                    "achieved_per_s": a / achieved * sum(c.achieved for c in full) / span
+                    if achieved
+                    else 0.0,
+                }
+                for op, (o, a, d) in sorted(self.operations.items())
+            ],
+            "timeline": {
+                "start": first,
+                "offered": [c.offered for c in columns],
+                "achieved": [c.achieved for c in columns],
+                "dropped": [c.dropped for c in columns],
+                "service_ms": [
+                    round(c.service_ms / c.achieved, 3) if c.achieved else None for c in columns
+                ],
+                "cpu_percent": [c.cpu_percent for c in columns],
+                "lag_s": [round(c.lag_s, 3) for c in columns],
+                "in_flight": [c.in_flight for c in columns],
+            },
+            **delivery,
+        }
+
+
+def _delivery(columns: list[Second], ramp_s: float, plan: dict[str, Any]) -> dict[str, Any]:
+    """Whether every window after the ramp achieved 95% of its offered load, and why not."""
+    # The last second is cut short by the end of the run (operations in flight are stopped).
+    usable = columns[:-1] if len(columns) > 1 else columns
+    skip = min(math.ceil(ramp_s), max(len(usable) - 1, 0))
+    checked = usable[skip:]
+    width = min(DELIVERY_WINDOW_S, len(checked))
+    worst: dict[str, Any] | None = None
+    failing: set[int] = set()
+    for i in range(len(checked) - width + 1):
+        window = checked[i : i + width]
+        offered = sum(c.offered for c in window)
+        achieved = sum(c.achieved for c in window)
+        ratio = min(achieved / offered, 1.0) if offered else 1.0
+        if worst is None or ratio < worst["ratio"]:
+            worst = {"start_s": skip + i, "seconds": width, "offered": offered,
+                     "achieved": achieved, "ratio": round(ratio, 4)}  # fmt: skip
+        if ratio < DELIVERY_RATIO:
+            failing.update(range(i, i + width))
+    delivered = not failing and worst is not None
+    return {
+        "delivered": delivered,
+        "worst_window": worst,
+        "bottleneck": None
+        if delivered
+        else _bottleneck(columns, [checked[i] for i in sorted(failing)], plan),
+    }
+
+
+def _bottleneck(columns: list[Second], failing: list[Second], plan: dict[str, Any]) -> str:
+    """What the run saw while the load fell short: the generator, the cap or the target."""
+    if not failing:
+        return "no complete second to measure"
+    causes = []
+    cpu = max(c.cpu_percent for c in failing)
+    if cpu >= CPU_WARNING_PERCENT:
+        causes.append(f"load generator CPU at {cpu:.0f}% (Locust warns at 90%)")
+    lag = max(c.lag_s for c in failing)
+    if lag >= 0.5:
+        causes.append(f"the arrival clock ran up to {lag:.1f} s late")
+    dropped = sum(c.dropped for c in failing)
+    if dropped:
+        cap = plan.get("max_in_flight")
+        causes.append(f"in-flight cap reached (--max-in-flight {cap}): {dropped} arrivals dropped")
+    early = [c.service_ms / c.achieved for c in columns[:DELIVERY_WINDOW_S] if c.achieved]
+    late = [c.service_ms / c.achieved for c in failing if c.achieved]
+    if early and late and max(late) > LATENCY_GROWTH * min(early) and max(late) > 1.0:
+        causes.append(
+            f"target latency growing (mean service time {min(early):.0f} ms to {max(late):.0f} ms)"
+        )
+    return "; ".join(causes) or "achieved fell short of offered with no cause seen"
+
+
+def format_load(load: dict[str, Any]) -> list[str]:
+    """The summary's lines on the offered load and whether it was delivered."""
+    scale = load.get("scale")
+    at = f" at scale {scale:g}" if scale not in (None, 1, 1.0) else ""
+    lines = [
+        f"Load (open model, {load.get('arrivals')} arrivals): launch traffic "
+        f"{load.get('rate', 0):,.0f}/s, offered {load['offered_per_s']:.1f}/s{at}, achieved "
+        f"{load['achieved_per_s']:.1f}/s, dropped {load['dropped']}",
+    ]
+    for row in load["operations"]:
+        lines.append(
+            f"  {row['operation']:<20} offered {row['offered_per_s']:>9.1f}/s  achieved "
+            f"{row['achieved_per_s']:>9.1f}/s  dropped {row['dropped']:>8}"
+        )
+    worst = load.get("worst_window")
+    if load.get("delivered"):
+        lines.append(
+            f"Load delivered: every {DELIVERY_WINDOW_S} s window achieved at least "
+            f"{DELIVERY_RATIO:.0%} of its offered load (worst {worst['ratio']:.1%})"
+            if worst
+            else "Load delivered."
+        )
+    else:
+        ratio = f"{worst['ratio']:.1%} in its worst {worst['seconds']} s window, " if worst else ""
+        lines.append(
+            f"Load NOT delivered: achieved {ratio}below {DELIVERY_RATIO:.0%} of offered; "
+            f"bottleneck: {load.get('bottleneck')}"
+        )
+    return lines
