@@ -33,6 +33,8 @@ Metrics, all prefixed ``partition_heat_``:
 ``buckets``                                            (the number of hash buckets B)
 ``users``                                              (Locust users running)
 ``run_info``                                           workload (always 1)
+``load_offered_total``, ``load_achieved_total``,       operation (open model only)
+``load_dropped_total``
 =====================================================  =====================================
 
 ``index`` is empty for the table itself; ``bucket`` is 0 to B-1, or ``none`` for requests
@@ -106,7 +108,7 @@ class HeatCollector:
         # Under Locust this runs in a greenlet between requests (gevent is cooperative and
         # nothing here yields), so it reads a consistent state without locks. Elsewhere
         # (plain threads) the loops work on copies of the containers, not the live ones.
-        for family in (*self._heat(), *self._keys(), *self._operations()):
+        for family in (*self._heat(), *self._keys(), *self._operations(), *self._load()):
             if family.samples:  # a family without samples is noise in the exposition
                 yield family
         yield GaugeMetricFamily(
@@ -244,13 +246,29 @@ class HeatCollector:
         yield failures
         yield latency
 
+    def _load(self) -> Iterator[Metric]:
+        # The open model's arrivals: one series per operation of the workload's mix.
+        families = [
+            CounterMetricFamily(_PREFIX + f"load_{field}_total", text, labels=["operation"])
+            for field, text in (
+                ("offered", "Arrivals the open model offered (launched or dropped)"),
+                ("achieved", "Arrivals that completed, whatever their outcome"),
+                ("dropped", "Arrivals dropped: no free in-flight slot, or the clock fell behind"),
+            )
+        ]
+        for operation, counts in sorted(self.recorder.load.operations.items()):
+            for family, count in zip(families, counts, strict=True):
+                family.add_metric([operation], count)
+        yield from families
+
     def series_bound(self) -> int:
         """The most series `collect` can yield for the tables, patterns and codes seen so far.
 
         Per lane (table or index, read or write) 3 x (B + 1); per table or index 2 x K + 2;
         per access pattern 5 counters + the histogram's len(LATENCY_BUCKETS_S) + 3 series +
-        one per error code; plus 3 (the bucket count, the users, the run's info). No term
-        grows with the number of distinct keys.
+        one per error code; per operation of an open-model run 3 (offered, achieved,
+        dropped); plus 3 (the bucket count, the users, the run's info). No term grows with the
+        number of distinct keys.
         """
         heat = self.recorder.heat
         per_pattern = 5 + len(LATENCY_BUCKETS_S) + 3
@@ -258,6 +276,7 @@ class HeatCollector:
             len(heat.lanes) * FIELDS * (heat.config.buckets + 1)
             + len(heat.sketches) * (2 * heat.config.top_k + 2)
             + sum(per_pattern + len(c.failures) for c in self.recorder.operations.values())
+            + 3 * len(self.recorder.load.operations)
             + 3
         )
 

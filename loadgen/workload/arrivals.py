@@ -51,6 +51,8 @@ _LATE_S = 1.0
 """Arrivals this late are dropped in bulk: the generator could not keep its clock."""
 _BATCH = 500
 """Arrivals handled before the driver yields to the operations it started."""
+_IDLE_S = 0.05
+"""How often a driver at rate 0 (the start of a ramp) looks again."""
 
 
 @dataclass(frozen=True)
@@ -213,12 +215,13 @@ def plan_from_parsed(parsed: Any, mix: Mapping[str, int]) -> ArrivalPlan | None:
             raise ConfigError("--ramp and --stages exclude each other (a ramp is one stage)")
         stages = (Stage(_seconds(ramp, "--ramp"), sum(rates.values())),)
     drivers = int(getattr(parsed, "num_users", 1) or 1)
+    cap = getattr(parsed, "max_in_flight", None)
     return ArrivalPlan(
         rates={op: r for op, r in rates.items() if r > 0} or rates,
         arrivals=getattr(parsed, "arrivals", None) or "constant",
         stages=stages,
         scale=float(getattr(parsed, "rate_scale", None) or 1.0),
-        max_in_flight=int(getattr(parsed, "max_in_flight", None) or DEFAULT_MAX_IN_FLIGHT),
+        max_in_flight=DEFAULT_MAX_IN_FLIGHT if cap is None else int(cap),
         share=1.0 / max(drivers, 1),
     )
 
@@ -287,10 +290,13 @@ class ArrivalDriver:
                 handled = 0
                 while next_t <= now and handled < _BATCH:
                     handled += 1
+                    if plan.rate_at(next_t - t0) <= 0:
+                        next_t += _IDLE_S  # the ramp has not begun: no arrival yet
+                        continue
                     if not self.idle and self.created >= plan.driver_in_flight:
-                        # Every slot is busy: what is due now is dropped, never queued (a
-                        # queue would hide a stall), and counted in bulk to keep up.
-                        self._drop_bulk(plan.expected(next_t - t0, now - t0), second)
+                        # Every slot is busy: the arrival due and those due since are
+                        # dropped, never queued (a queue would hide a stall), in bulk.
+                        self._drop_bulk(1.0 + plan.expected(next_t - t0, now - t0), second)
                         next_t = now + self._gap(now - t0)
                         break
                     operation = self._choose()
@@ -304,7 +310,7 @@ class ArrivalDriver:
     def _gap(self, t: float) -> float:
         rate = self.plan.rate_at(t)
         if rate <= 0:
-            return 0.05  # the ramp has not begun: look again shortly
+            return _IDLE_S  # the ramp has not begun: look again shortly
         if self.plan.arrivals == "poisson":
             return self.random.expovariate(rate)
         return 1.0 / rate

@@ -1,0 +1,86 @@
+"""The open model's ledger: offered, achieved and dropped per second, merged across workers,
+and the delivery verdict with the bottleneck it names."""
+
+from __future__ import annotations
+
+from loadgen.heat.load import LoadLedger, format_load
+from loadgen.heat.recorder import RunRecorder
+
+PLAN = {"rate": 1000.0, "rates": {"increment": 1000.0}, "arrivals": "constant", "scale": 0.1,
+        "stages": [], "ramp_s": 0.0, "max_in_flight": 20}  # fmt: skip
+
+
+def ledger_of(offered: list[int], achieved: list[int], **plan: object) -> LoadLedger:
+    ledger = LoadLedger()
+    ledger.plan = {**PLAN, **plan}
+    for second, (o, a) in enumerate(zip(offered, achieved, strict=True), start=1000):
+        ledger.offer("increment", second, o)
+        for _ in range(a):
+            ledger.achieve("increment", second, service_ms=5.0)
+    return ledger
+
+
+def test_a_closed_model_run_has_no_load_section() -> None:
+    assert LoadLedger().summary() is None
+
+
+def test_load_achieved_in_every_window_is_delivered() -> None:
+    summary = ledger_of([100] * 10, [99] * 10).summary()
+    assert summary is not None
+    assert summary["delivered"] is True
+    assert summary["bottleneck"] is None
+    assert summary["offered"] == 1000 and summary["achieved"] == 990
+    assert summary["offered_per_s"] == 100.0 and summary["achieved_per_s"] == 99.0
+    assert summary["timeline"]["start"] == 1000
+    assert summary["timeline"]["offered"] == [100] * 10
+    assert summary["worst_window"]["ratio"] == 0.99
+    assert "Load delivered" in format_load(summary)[-1]
+
+
+def test_one_short_window_after_the_ramp_is_not_delivered() -> None:
+    achieved = [100] * 4 + [50] * 2 + [100] * 4  # 800 of 1,000 in the worst window
+    summary = ledger_of([100] * 10, achieved).summary()
+    assert summary is not None
+    assert summary["delivered"] is False
+    assert summary["worst_window"]["ratio"] == 0.8
+    assert summary["bottleneck"] == "achieved fell short of offered with no cause seen"
+    assert format_load(summary)[-1].startswith("Load NOT delivered: achieved 80.0%")
+
+
+def test_the_ramp_and_the_last_partial_second_are_not_judged() -> None:
+    # Short during a 3-second ramp, and in the last second (cut short by the end of the run).
+    achieved = [10, 20, 30] + [100] * 6 + [5]
+    assert ledger_of([100] * 10, achieved, ramp_s=3.0).summary()["delivered"] is True
+    assert ledger_of([100] * 10, achieved, ramp_s=0.0).summary()["delivered"] is False
+
+
+def test_the_bottleneck_names_cpu_the_in_flight_cap_and_a_slowing_target() -> None:
+    ledger = ledger_of([100] * 10, [100] * 5 + [10] * 5)
+    for second in range(1005, 1010):
+        ledger.drop("increment", second, 90)
+        ledger.sample(second, cpu_percent=97.0, lag_s=0.0, in_flight=20)
+        ledger.seconds[second].service_ms = 10 * 400.0  # 400 ms each, from 5 ms
+    bottleneck = ledger.summary()["bottleneck"]
+    assert "load generator CPU at 97% (Locust warns at 90%)" in bottleneck
+    assert "in-flight cap reached (--max-in-flight 20): 360 arrivals dropped" in bottleneck
+    assert "target latency growing (mean service time 5 ms to 400 ms)" in bottleneck
+
+
+def test_workers_ledgers_merge_through_the_recorders_report() -> None:
+    master, workers = RunRecorder(), [RunRecorder(), RunRecorder()]
+    for n, worker in enumerate(workers):
+        worker.load.plan = dict(PLAN)
+        for second in (10, 11):
+            worker.load.offer("increment", second, 50)
+            worker.load.drop("read", second, n)
+            worker.load.sample(second, cpu_percent=40.0 + n, lag_s=0.1 * n, in_flight=3)
+        report: dict[str, object] = {}
+        worker._on_report_to_master("w", report)
+        assert not worker.load.seconds  # sent once: a worker's counts restart after a report
+        master._on_worker_report("w", report)
+    load = master.load
+    assert load.plan == PLAN
+    assert load.operations == {"increment": [200, 0, 0], "read": [2, 0, 2]}
+    assert load.seconds[10].offered == 101 and load.seconds[10].dropped == 1
+    assert load.seconds[10].cpu_percent == 41.0  # the busiest generator
+    assert load.seconds[10].in_flight == 6
