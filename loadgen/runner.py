@@ -112,6 +112,8 @@ class RunConfig:
                         "(--rate, or rates or stages in the config file)"
                     )
             return []
+        if self.arrivals is not None and self.arrivals not in ("constant", "poisson"):
+            raise ConfigError(f"--arrivals must be constant or poisson (got {self.arrivals!r})")
         if self.rate is not None and not self.rate > 0:
             raise ConfigError(f"--rate must be > 0 operations/s (got {self.rate})")
         if self.max_in_flight is not None and (
@@ -154,6 +156,7 @@ class RunConfig:
         if self.aws and self.endpoint:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
         self.duration_s()
+        self.load_argv(None)  # the open model's settings, checked before a target starts
         from loadgen.workload import keys as distributions
 
         distributions.validate_spec(self.distribution)

@@ -1,0 +1,165 @@
+"""``loadgen run --rate``: the open model end to end, on real Locust runners and real targets.
+
+Rates stay modest (a few hundred operations/s at the target) so that a busy machine still
+delivers them; the README's figures come from longer runs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Prometheus
+from tests.http_server import QuietHandler, serve
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def loadgen(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "loadgen", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def rate_run(tmp_path: Path, name: str, *args: str) -> tuple[dict[str, Any], str]:
+    out = tmp_path / f"{name}.json"
+    result = loadgen("run", *args, "--keys", "200", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(out.read_text()), result.stderr
+
+
+@pytest.mark.slow
+def test_a_rate_the_embedded_target_carries_is_delivered(
+    tmp_path: Path, prometheus: Prometheus
+) -> None:
+    # 1,000 operations/s at AWS scale are 100/s at the emulator's scale 0.1.
+    results, stderr = rate_run(
+        tmp_path, "sharded", "counter", "--design", "sharded", "--rate", "1000",
+        "--duration", "6s", "--client", "fast",
+        "--metrics-port", str(prometheus.metrics_port), "--metrics-linger", "2",
+    )  # fmt: skip
+    load = results["load"]
+    assert load["model"] == "open" and load["rate"] == 1000 and load["scale"] == 0.1
+    assert load["delivered"] is True, load
+    assert load["bottleneck"] is None
+    assert 95 <= load["offered_per_s"] <= 105
+    assert load["achieved_per_s"] >= 0.95 * load["offered_per_s"]
+    assert load["dropped"] == 0
+    assert {row["operation"] for row in load["operations"]} == {"increment", "read"}
+    assert sum(load["timeline"]["offered"]) == load["offered"]
+    assert results["run"]["users"] is None
+    # Every arrival is one operation, and a sharded counter's operation is one call.
+    assert abs(results["totals"]["requests"] - load["achieved"]) <= 5
+    assert "offered/s" in stderr and "achieved/s" in stderr
+
+    # The gate checks the delivery of a rate run without being asked.
+    gate = loadgen("gate", str(tmp_path / "sharded.json"), "--thresholds",
+                   str(write_thresholds(tmp_path)))  # fmt: skip
+    assert gate.returncode == 0, gate.stdout
+    assert "PASS  run: min_load_delivered_ratio" in gate.stdout
+
+    # Prometheus saw the same offered, achieved and dropped counts (its last scrape came
+    # during --metrics-linger).
+    offered = prometheus.scalar("sum(max_over_time(partition_heat_load_offered_total[5m]))")
+    achieved = prometheus.scalar("sum(max_over_time(partition_heat_load_achieved_total[5m]))")
+    dropped = prometheus.scalar("sum(max_over_time(partition_heat_load_dropped_total[5m]))")
+    assert (offered, achieved, dropped) == (load["offered"], load["achieved"], 0)
+
+
+def write_thresholds(tmp_path: Path) -> Path:
+    """Gates that any run passes: only the delivery check can fail it."""
+    path = tmp_path / "loose.yaml"
+    path.write_text("run:\n  min_requests: 0\n")
+    return path
+
+
+@pytest.mark.slow
+def test_a_rate_the_target_cannot_carry_is_not_delivered_and_the_gate_fails(
+    tmp_path: Path,
+) -> None:
+    results, _ = rate_run(
+        tmp_path, "flood", "counter", "--design", "sharded", "--rate", "10000000",
+        "--max-in-flight", "50", "--duration", "5s", "--client", "fast",
+    )  # fmt: skip
+    load = results["load"]
+    assert load["delivered"] is False
+    assert load["dropped"] > 0.9 * load["offered"]
+    assert "in-flight cap reached (--max-in-flight 50)" in load["bottleneck"]
+    gate = loadgen("gate", str(tmp_path / "flood.json"), "--thresholds",
+                   str(write_thresholds(tmp_path)))  # fmt: skip
+    assert gate.returncode == 1, gate.stdout
+    assert "FAIL  run: min_load_delivered_ratio" in gate.stdout
+    assert "bottleneck: " in gate.stdout
+    assert "PASS  run: min_requests" in gate.stdout
+
+
+class StallingDynamoDB(QuietHandler):
+    """A DynamoDB stand-in with one table, ``ph-counter``, that answers every data call with
+    ``{}`` at once, except from 2 s to 4 s after the first one: then it stalls until 4 s."""
+
+    protocol_version = "HTTP/1.1"
+    first_call: float | None = None
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        self.body()
+        target = self.headers.get("X-Amz-Target", "")
+        body = b"{}"
+        if target.endswith(".DescribeTable"):
+            body = json.dumps({"Table": {
+                "TableName": "ph-counter", "TableStatus": "ACTIVE",
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            }}).encode()  # fmt: skip
+        elif target.endswith(".UpdateItem"):
+            with self.lock:
+                if StallingDynamoDB.first_call is None:
+                    StallingDynamoDB.first_call = time.monotonic()
+            elapsed = time.monotonic() - StallingDynamoDB.first_call
+            if 2.0 <= elapsed < 4.0:
+                time.sleep(4.0 - elapsed)
+        self.reply(200, body, {"Content-Type": "application/x-amz-json-1.0"})
+
+
+@pytest.mark.slow
+def test_a_stall_shows_in_the_open_models_p99_and_hides_in_the_closed_models(
+    tmp_path: Path,
+) -> None:
+    p99 = {}
+    for model, args in (("open", ["--rate", "200"]), ("closed", ["--users", "5"])):
+        StallingDynamoDB.first_call = None
+        with serve(StallingDynamoDB) as url:
+            results, _ = rate_run(
+                tmp_path, model, "counter", "--design", "sharded", "--endpoint", url,
+                "--mix", "increment=1,read=0", "--duration", "7s", "--client", "fast", *args,
+            )  # fmt: skip
+        p99[model] = results["totals"]["p99_ms"]
+        assert results["totals"]["requests"] > 300
+    # Open: 2 s of arrivals (a third of the run) waited for the stall's end, and their
+    # latency counts from when they were due. Closed: five users waited once each, and
+    # sent nothing while they waited.
+    assert p99["open"] >= 1000, p99
+    assert p99["closed"] < 500, p99
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rate", "-5"], "--rate must be > 0 operations/s (got -5.0)"),
+        (["--rate", "100", "--users", "5"], "--users 5 and a rate exclude each other"),
+        (["--max-in-flight", "20"], "--max-in-flight 20 needs a rate"),
+        (["--rate", "100", "--arrivals", "bursty"], "--arrivals must be constant or poisson"),
+    ],
+)
+def test_bad_rate_options_fail_on_one_line(args: list[str], message: str) -> None:
+    result = loadgen("run", "counter", "--duration", "2s", *args, timeout=60)
+    assert result.returncode == 2, result.stderr[-2000:]
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"loadgen: error: {message}"), line
