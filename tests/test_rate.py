@@ -163,3 +163,60 @@ def test_bad_rate_options_fail_on_one_line(args: list[str], message: str) -> Non
     assert result.returncode == 2, result.stderr[-2000:]
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"loadgen: error: {message}"), line
+
+
+@pytest.mark.slow
+def test_workers_share_the_rate_and_the_master_merges_their_load(
+    tmp_path: Path, moto_endpoint: str
+) -> None:
+    from tests.test_distributed import _free_port, start_cluster
+
+    out = tmp_path / "results.json"
+    # One arrival driver per worker (-u 2 for two workers), each offering half of 100/s.
+    master, workers = start_cluster(
+        _free_port(), out, moto_endpoint, "6s", ["--users", "2", "--rate", "100"]
+    )
+    try:
+        output, _ = master.communicate(timeout=90)
+    finally:
+        for worker in workers:
+            worker.wait(timeout=30)
+        master.kill()
+    assert master.returncode == 0, output[-3000:]
+    results = json.loads(out.read_text())
+    load = results["load"]
+    assert load["rate"] == 100 and load["scale"] == 1.0
+    assert 85 <= load["offered_per_s"] <= 115, load  # the rate split, not doubled
+    assert load["achieved"] > 0.8 * load["offered"], load
+    assert sum(load["timeline"]["offered"]) == load["offered"]
+    assert results["totals"]["requests"] == load["achieved"]
+
+
+def test_config_file_rates_and_stages_become_the_workloads_flags() -> None:
+    from loadgen.runner import RunConfig
+
+    config = RunConfig(
+        "counter",
+        rates={"increment": 1500, "read": 150},
+        stages=[{"duration": "10s", "rate": 800}, {"duration": "20s", "rate": 1650}],
+        arrivals="poisson",
+        max_in_flight=200,
+    )
+    assert config.open_model
+    assert config.load_argv(0.1) == [
+        "--rate", "0", "--rates", "increment=1500,read=150", "--stages", "10s:800,20s:1650",
+        "--arrivals", "poisson", "--max-in-flight", "200", "--rate-scale", "0.1",
+    ]  # fmt: skip
+    assert RunConfig("counter").load_argv(0.1) == []  # the closed model
+
+
+def test_a_config_file_with_users_and_rates_is_refused(tmp_path: Path, capsys) -> None:
+    from loadgen.cli import main
+
+    config = tmp_path / "run.yaml"
+    config.write_text("users: 10\nrates:\n  increment: 100\nstages:\n  - {duration: 5s}\n")
+    assert main(["run", "counter", "--config", str(config)]) == 2
+    assert "--users 10 and a rate exclude each other" in capsys.readouterr().err
+    config.write_text("rates:\n  increment: 100\nstages:\n  - {duration: 5s}\n")
+    assert main(["run", "counter", "--config", str(config)]) == 2
+    assert "stages: expected entries like {duration: 30s, rate: 1000}" in capsys.readouterr().err

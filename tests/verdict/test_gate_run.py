@@ -68,10 +68,15 @@ def test_example_workflow_is_a_valid_github_workflow() -> None:
     import yaml
 
     job = yaml.safe_load(workflow.read_text())["jobs"]["heat-gate"]
+    from loadgen.cli import load_config_file
     from loadgen.verdict.thresholds import load_thresholds
 
+    assert "--config examples/launch/${{ matrix.workload }}.yaml" in workflow.read_text()
     for entry in job["strategy"]["matrix"]["include"]:
         load_thresholds(ROOT / "examples" / "thresholds" / f"{entry['workload']}.yaml")
+        # The run states its launch traffic, as rates: the verdict does not hang on a user count.
+        launch = load_config_file(str(ROOT / "examples" / "launch" / f"{entry['workload']}.yaml"))
+        assert launch["rates"] and "users" not in launch
         assert (ROOT / "workloads" / f"{entry['workload']}.py").is_file()
         assert entry["design"] in (ROOT / "workloads" / f"{entry['workload']}.py").read_text()
 
