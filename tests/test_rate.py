@@ -188,6 +188,7 @@ def test_workers_share_the_rate_and_the_master_merges_their_load(
     assert load["rate"] == 100 and load["scale"] == 1.0
     assert 85 <= load["offered_per_s"] <= 115, load  # the rate split, not doubled
     assert load["achieved"] > 0.8 * load["offered"], load
+    assert load["delivered"] is True, load
     assert sum(load["timeline"]["offered"]) == load["offered"]
     assert results["totals"]["requests"] == load["achieved"]
 

@@ -214,7 +214,8 @@ def plan_from_parsed(parsed: Any, mix: Mapping[str, int]) -> ArrivalPlan | None:
         if stages:
             raise ConfigError("--ramp and --stages exclude each other (a ramp is one stage)")
         stages = (Stage(_seconds(ramp, "--ramp"), sum(rates.values())),)
-    drivers = int(getattr(parsed, "num_users", 1) or 1)
+    # One driver per user of the run; on a worker, the master's count (`--rate-drivers`).
+    drivers = int(getattr(parsed, "rate_drivers", 0) or getattr(parsed, "num_users", 1) or 1)
     cap = getattr(parsed, "max_in_flight", None)
     return ArrivalPlan(
         rates={op: r for op, r in rates.items() if r > 0} or rates,

@@ -8,6 +8,7 @@ its workers in distributed mode. Workload-specific options (``--shards``, ``--cl
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -160,6 +161,9 @@ def add_load_arguments(parser: Any) -> None:
         help="Open model: the target's capacity scale; the run offers the rates times it "
         "(loadgen run sets it for its emulator; default 1)",
     )
+    # Set by the master when a run starts: the users that share the rate. A worker cannot
+    # see the master's --users (Locust sends workers only the options it does not define).
+    add_argument(parser, "--rate-drivers", type=int, default=0, help=argparse.SUPPRESS)
 
 
 def add_heat_arguments(parser: Any) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import psutil
 from locust import User, constant_throughput, events, task
 from locust.exception import StopUser
-from locust.runners import LocalRunner, WorkerRunner
+from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
 from loadgen.client import BaseDynamoClient, make_client
 from loadgen.errors import HarnessError
@@ -240,6 +240,12 @@ def register(user_class: type[DynamoUser]) -> None:
         except HarnessError as e:
             log.error("%s", e)
             sys.exit(e.exit_code)
+
+    @events.test_start.add_listener  # type: ignore[untyped-decorator]
+    def _on_test_start(environment: Any, **kwargs: Any) -> None:
+        # The open model splits the rate over the run's users; tell the workers how many.
+        if isinstance(environment.runner, MasterRunner) and environment.parsed_options:
+            environment.parsed_options.rate_drivers = environment.runner.target_user_count
 
     @events.quitting.add_listener  # type: ignore[untyped-decorator]
     def _on_quitting(environment: Any, **kwargs: Any) -> None:

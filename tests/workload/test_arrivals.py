@@ -47,6 +47,14 @@ def test_the_rate_is_split_by_the_mix_scaled_and_shared_by_the_drivers() -> None
     assert plan.describe()["rate"] == 1000.0  # the results show the run's, at AWS scale
 
 
+def test_on_a_worker_the_masters_user_count_shares_the_rate() -> None:
+    # A worker parses its own --users (1); the master's count arrives as --rate-drivers.
+    plan = plan_from_parsed(parsed(rate=100, num_users=1, rate_drivers=4), MIX)
+    assert plan is not None
+    assert plan.share == 0.25
+    assert plan.rate_at(0.0) == pytest.approx(25.0)
+
+
 def test_per_operation_rates() -> None:
     plan = plan_from_parsed(parsed(rates="increment=2000,read=200"), MIX)
     assert plan is not None
