@@ -80,6 +80,8 @@ class LoadLedger:
         self.seconds: dict[int, Second] = {}
         self.operations: dict[str, list[int]] = {}
         """Per operation: offered, achieved, dropped."""
+        self.service_ms: dict[str, float] = {}
+        """Per operation: the sum of the service times (launch to end) of those achieved."""
 
     def _second(self, second: int) -> Second:
         column = self.seconds.get(second)
@@ -102,6 +104,7 @@ class LoadLedger:
         column.achieved += 1
         column.service_ms += service_ms
         self._operation(operation)[1] += 1
+        self.service_ms[operation] = self.service_ms.get(operation, 0.0) + service_ms
 
     def drop(self, operation: str, second: int, count: int = 1) -> None:
         """Count ``count`` arrivals offered and dropped."""
@@ -122,6 +125,7 @@ class LoadLedger:
     def clear(self) -> None:
         self.seconds = {}
         self.operations = {}
+        self.service_ms = {}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,6 +136,7 @@ class LoadLedger:
                 for s, c in self.seconds.items()
             ],
             "operations": {op: list(counts) for op, counts in self.operations.items()},
+            "service_ms": dict(self.service_ms),
         }  # fmt: skip
 
     def merge_dict(self, data: dict[str, Any]) -> None:
@@ -146,6 +151,8 @@ class LoadLedger:
             mine = self._operation(op)
             for i, n in enumerate(counts):
                 mine[i] += n
+        for op, total in data.get("service_ms", {}).items():
+            self.service_ms[op] = self.service_ms.get(op, 0.0) + float(total)
 
     def timeline(self) -> tuple[int, list[Second]]:
         """The first second and one column per second up to the last, gaps filled."""
@@ -187,6 +194,8 @@ class LoadLedger:
                     "achieved_per_s": a / achieved * sum(c.achieved for c in full) / span
                     if achieved
                     else 0.0,
+                    # Beside the latency from the intended start: from launch to end.
+                    "service_mean_ms": round(self.service_ms.get(op, 0.0) / a, 3) if a else None,
                 }
                 for op, (o, a, d) in sorted(self.operations.items())
             ],
@@ -269,9 +278,11 @@ def format_load(load: dict[str, Any]) -> list[str]:
         f"{load['achieved_per_s']:.1f}/s, dropped {load['dropped']}",
     ]
     for row in load["operations"]:
+        service = row.get("service_mean_ms")
         lines.append(
             f"  {row['operation']:<20} offered {row['offered_per_s']:>9.1f}/s  achieved "
             f"{row['achieved_per_s']:>9.1f}/s  dropped {row['dropped']:>8}"
+            + (f"  service time {service:.1f} ms mean" if service is not None else "")
         )
     worst = load.get("worst_window")
     if load.get("delivered"):

@@ -34,6 +34,9 @@ def test_load_achieved_in_every_window_is_delivered() -> None:
     assert summary["timeline"]["start"] == 1000
     assert summary["timeline"]["offered"] == [100] * 10
     assert summary["worst_window"]["ratio"] == 0.99
+    (row,) = summary["operations"]
+    assert row["service_mean_ms"] == 5.0
+    assert "service time 5.0 ms mean" in format_load(summary)[1]
     assert "Load delivered" in format_load(summary)[-1]
 
 
@@ -74,13 +77,15 @@ def test_workers_ledgers_merge_through_the_recorders_report() -> None:
             worker.load.offer("increment", second, 50)
             worker.load.drop("read", second, n)
             worker.load.sample(second, cpu_percent=40.0 + n, lag_s=0.1 * n, in_flight=3)
+            worker.load.achieve("increment", second, service_ms=2.0 + n)
         report: dict[str, object] = {}
         worker._on_report_to_master("w", report)
         assert not worker.load.seconds  # sent once: a worker's counts restart after a report
         master._on_worker_report("w", report)
     load = master.load
     assert load.plan == PLAN
-    assert load.operations == {"increment": [200, 0, 0], "read": [2, 0, 2]}
+    assert load.operations == {"increment": [200, 4, 0], "read": [2, 0, 2]}
+    assert load.service_ms == {"increment": 2 * 2.0 + 2 * 3.0}
     assert load.seconds[10].offered == 101 and load.seconds[10].dropped == 1
     assert load.seconds[10].cpu_percent == 41.0  # the busiest generator
     assert load.seconds[10].in_flight == 6
