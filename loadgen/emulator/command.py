@@ -15,6 +15,7 @@ from aiohttp import web
 
 from loadgen.emulator.backends import Backend, MotoBackend, NullBackend, UpstreamBackend
 from loadgen.emulator.embedded import DEFAULT_SCALE
+from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
 from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, Emulator, listen
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.model.partitions import PartitionModel
@@ -69,6 +70,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--upstream-timeout", type=float, default=30.0, help="seconds to wait for the upstream"
     )
+    parser.add_argument(
+        "--table-quota",
+        type=float,
+        default=DEFAULT_TABLE_QUOTA,
+        help="read and write units one table or GSI may be provisioned with (default %(default)s,"
+        " as AWS); beyond, CreateTable and UpdateTable answer LimitExceededException",
+    )
+    parser.add_argument(
+        "--account-quota",
+        type=float,
+        default=DEFAULT_ACCOUNT_QUOTA,
+        help="read and write units all provisioned tables and GSIs may add up to "
+        "(default %(default)s, as AWS)",
+    )
     return parser
 
 
@@ -79,6 +94,12 @@ def _build(args: argparse.Namespace) -> Emulator:
         raise ConfigError(f"--port must be 0..65535 (got {args.port})")
     if args.shadow_items < 0:
         raise ConfigError(f"--shadow-items must be >= 0 (got {args.shadow_items})")
+    for flag, value in (
+        ("--table-quota", args.table_quota),
+        ("--account-quota", args.account_quota),
+    ):
+        if not (math.isfinite(value) and value >= 1):
+            raise ConfigError(f"{flag} must be a number of units >= 1 (got {value:g})")
     backend: Backend
     if args.upstream:
         backend = UpstreamBackend(args.upstream, timeout=args.upstream_timeout)
@@ -92,7 +113,8 @@ def _build(args: argparse.Namespace) -> Emulator:
         region=args.region,
         account=args.account or backend.account,
     )
-    return Emulator(backend, model, shadow_items=args.shadow_items)
+    quotas = Quotas(table=args.table_quota, account=args.account_quota)
+    return Emulator(backend, model, shadow_items=args.shadow_items, quotas=quotas)
 
 
 async def _serve(emulator: Emulator, host: str, port: int) -> None:

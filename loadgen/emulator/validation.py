@@ -1,0 +1,379 @@
+"""Checking every request as DynamoDB does, before the partition model or a backend sees it.
+
+Two passes, in DynamoDB's order. First the request is read against DynamoDB's API model as
+botocore ships it (`botocore`'s ``dynamodb`` service model): a member of the wrong JSON type
+is a 400 ``SerializationException`` at once; then every constraint of the model is checked
+(required members, enums, lengths, ranges, list and map sizes) and all violations are reported
+together in one 400 ``ValidationException``, worded as DynamoDB words them ("1 validation error
+detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null").
+Second, the limits DynamoDB adds to its model: attribute values with exactly one type, numbers
+DynamoDB can store, items up to 400 KB, documents nested at most 32 levels, batches and
+transactions no larger than DynamoDB takes.
+
+Where DynamoDB's own message is known (from DynamoDB Local, AWS's engine) it is used word for
+word. Unknown members are ignored, as DynamoDB ignores them.
+
+    >>> validate("GetItem", {"Key": {"pk": {"S": "a"}}})
+    Traceback (most recent call last):
+    ...
+    loadgen.emulator.wire.WireError: 1 validation error detected: Value null at 'tableName' \
+failed to satisfy constraint: Member must not be null
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from typing import Any
+
+from botocore.model import ListShape, MapShape, ServiceModel, Shape, StructureShape
+
+from loadgen.emulator.wire import CORAL, WireError
+from loadgen.errors import ConfigError
+from loadgen.model.itemsize import item_size
+
+__all__ = [
+    "MAX_BATCH_GET_KEYS",
+    "MAX_BATCH_WRITE_REQUESTS",
+    "MAX_ITEM_BYTES",
+    "MAX_NESTING_LEVELS",
+    "MAX_TRANSACTION_ACTIONS",
+    "VALIDATION",
+    "validate",
+]
+
+VALIDATION = "com.amazon.coral.validate#ValidationException"
+"""DynamoDB's ``__type`` for a request that breaks a constraint."""
+_SERIALIZATION = CORAL + "SerializationException"
+
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+MAX_ITEM_BYTES = 400 * 1024
+"""Largest item, attribute names and values together."""
+MAX_NESTING_LEVELS = 32
+"""Deepest nesting of lists and maps in an attribute value."""
+MAX_BATCH_GET_KEYS = 100
+"""Keys one BatchGetItem may ask for, over all its tables."""
+MAX_BATCH_WRITE_REQUESTS = 25
+"""Put and delete requests in one BatchWriteItem, over all its tables."""
+MAX_TRANSACTION_ACTIONS = 100
+"""Actions in one TransactWriteItems or TransactGetItems."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
+_NUMBER_DIGITS = 38
+_NUMBER_MAX_EXPONENT = 126  # magnitudes below 1E+126 ...
+_NUMBER_MIN_EXPONENT = -130  # ... and from 1E-130
+_TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
+_TABLE_NAME_MESSAGE = (
+    "Invalid table/index name.  Table/index names must be between 3 and 255 characters long, "
+    "and may contain only the characters a-z, A-Z, 0-9, '_', '-', and '.'"
+)
+_WRITE_ITEMS = {"PutItem": "Item"}  # where a request carries a whole item to store
+
+
+@cache
+def _service() -> ServiceModel:
+    from botocore.loaders import Loader
+
+    loader = Loader()
+    return ServiceModel(loader.load_service_model("dynamodb", "service-2"), "dynamodb")
+
+
+@cache
+def _input_shape(operation: str) -> StructureShape | None:
+    try:
+        return _service().operation_model(operation).input_shape
+    except Exception:  # botocore's OperationNotFoundError: the caller has checked the name
+        return None
+
+
+@cache
+def _pattern(expression: str) -> re.Pattern[str] | None:
+    # The model's patterns are Java's; the few Python cannot compile (\p{Print}) are skipped.
+    try:
+        return re.compile(expression)
+    except re.error:
+        return None
+
+
+def validate(operation: str, payload: Mapping[str, Any]) -> None:
+    """Raise a `WireError` with DynamoDB's answer if ``payload`` is no valid ``operation``.
+
+    ``operation`` must be one botocore's model knows (`loadgen.emulator.wire.operation_of`).
+    """
+    shape = _input_shape(operation)
+    if shape is None:
+        return
+    errors: list[str] = []
+    _walk(shape, payload, "", errors, 0)
+    if errors:
+        count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected: "
+        raise WireError(400, VALIDATION, count + "; ".join(errors))
+    _semantics(operation, payload)
+
+
+# --- the model's shapes -------------------------------------------------------------------
+
+
+def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) -> None:
+    """Check ``value`` against ``shape``: raise at a type error, collect constraint errors."""
+    kind = shape.type_name
+    if kind == "structure":
+        assert isinstance(shape, StructureShape)
+        if not isinstance(value, dict):
+            raise _type_error(value, "structure")
+        if shape.name == "AttributeValue":
+            _attribute_value(value, depth)
+        for name, member in shape.members.items():
+            child = value.get(name)
+            where = _join(path, name[:1].lower() + name[1:])
+            if child is None:
+                if name in shape.required_members:
+                    errors.append(
+                        f"Value null at '{where}' failed to satisfy constraint: "
+                        "Member must not be null"
+                    )
+                continue
+            _walk(member, child, where, errors, depth + (name in ("M", "L")))
+    elif kind == "list":
+        assert isinstance(shape, ListShape)
+        if not isinstance(value, list):
+            raise _type_error(value, "list")
+        _length(shape, value, len(value), path, errors)
+        for i, element in enumerate(value, start=1):
+            if element is not None:
+                _walk(shape.member, element, f"{path}.{i}.member", errors, depth)
+    elif kind == "map":
+        assert isinstance(shape, MapShape)
+        if not isinstance(value, dict):
+            raise _type_error(value, "map")
+        _length(shape, value, len(value), path, errors)
+        for key, element in value.items():
+            _walk(shape.key, key, f"{path}.{key}.key", errors, depth)
+            if element is not None:
+                _walk(shape.value, element, f"{path}.{key}.member", errors, depth)
+    elif kind == "string":
+        if not isinstance(value, str):
+            raise _type_error(value, "String")
+        _string(shape, value, path, errors)
+    elif kind in ("integer", "long"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _type_error(value, "an Integer" if kind == "integer" else "a Long")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise WireError(400, _SERIALIZATION, f"{value} can not be converted to a number")
+        _range(shape, int(value), path, errors)  # DynamoDB truncates a fraction
+    elif kind in ("double", "float", "timestamp"):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise _type_error(value, "a number")
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            raise _type_error(value, "a Boolean")
+    elif kind == "blob":
+        if not isinstance(value, str):
+            raise _type_error(value, "a Blob")
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise WireError(
+                400,
+                _SERIALIZATION,
+                f"Base64 encoded length is expected a multiple of 4 bytes but found: {len(value)}",
+            ) from None
+        _length(shape, value, len(value) * 3 // 4, path, errors)
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _type_error(value: Any, expected: str) -> WireError:
+    """SerializationException worded as DynamoDB's JSON reader words it."""
+    if isinstance(value, dict):
+        message = "Start of structure or map found where not expected."
+    elif isinstance(value, list):
+        message = "Start of list found where not expected"
+    else:
+        token = {bool: f"{str(value).upper()}_VALUE", str: "STRING_VALUE"}.get(
+            type(value), "NUMBER_VALUE"
+        )
+        if expected in ("structure", "map", "list"):
+            message = f"Unexpected value type in payload: {token} where a {expected} is expected"
+        else:
+            message = f"{token} can not be converted to {expected}"
+    return WireError(400, _SERIALIZATION, message)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str | int | float):
+        return str(value)
+    return "[...]" if isinstance(value, list) else "{...}"
+
+
+def _length(shape: Shape, value: Any, length: int, path: str, errors: list[str]) -> None:
+    low, high = shape.metadata.get("min"), shape.metadata.get("max")
+    prefix = f"Value '{_show(value)}' at '{path}' failed to satisfy constraint: Member must have"
+    if low is not None and length < low:
+        errors.append(f"{prefix} length greater than or equal to {low}")
+    elif high is not None and length > high:
+        errors.append(f"{prefix} length less than or equal to {high}")
+
+
+def _range(shape: Shape, value: int, path: str, errors: list[str]) -> None:
+    low, high = shape.metadata.get("min"), shape.metadata.get("max")
+    prefix = f"Value '{value}' at '{path}' failed to satisfy constraint: Member must have"
+    if low is not None and value < low:
+        errors.append(f"{prefix} value greater than or equal to {low}")
+    elif high is not None and value > high:
+        errors.append(f"{prefix} value less than or equal to {high}")
+
+
+def _string(shape: Shape, value: str, path: str, errors: list[str]) -> None:
+    if shape.enum and value not in shape.enum:
+        errors.append(
+            f"Value '{value}' at '{path}' failed to satisfy constraint: Member must satisfy "
+            f"enum value set: [{', '.join(shape.enum)}]"
+        )
+        return
+    _length(shape, value, len(value), path, errors)
+    pattern = shape.metadata.get("pattern")
+    compiled = _pattern(pattern) if pattern else None
+    if compiled is not None and compiled.fullmatch(value) is None:
+        errors.append(
+            f"Value '{value}' at '{path}' failed to satisfy constraint: Member must satisfy "
+            f"regular expression pattern: {pattern}"
+        )
+    # A name, not an ARN: DynamoDB holds it to the rules of table names.
+    named = shape.name == "TableArn" and not value.startswith("arn:")
+    if named and _TABLE_NAME.fullmatch(value) is None:
+        raise WireError(400, VALIDATION, _TABLE_NAME_MESSAGE)
+
+
+# --- attribute values ---------------------------------------------------------------------
+
+
+def _attribute_value(value: Mapping[str, Any], depth: int) -> None:
+    """DynamoDB's rules for one ``{"S": ...}``-style value, beyond what the model says."""
+    present = [tag for tag, v in value.items() if v is not None]
+    if depth > MAX_NESTING_LEVELS:
+        raise WireError(400, VALIDATION, "Nesting Levels have exceeded supported limits")
+    if not present:
+        raise WireError(
+            400,
+            VALIDATION,
+            "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+        )
+    if len(present) > 1:
+        raise WireError(
+            400,
+            VALIDATION,
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
+            "of the supported datatypes",
+        )
+    (tag,) = present
+    member = value[tag]
+    if tag == "N" and isinstance(member, str):
+        _number(member)
+    elif tag == "NS" and isinstance(member, list):
+        for number in member:
+            if isinstance(number, str):
+                _number(number)
+    elif tag == "NULL" and member is False:
+        raise WireError(
+            400,
+            VALIDATION,
+            "One or more parameter values were invalid: Null attribute value types must have "
+            "the value of true",
+        )
+    if tag in ("SS", "NS", "BS") and isinstance(member, list):
+        if not member:
+            kind = {"SS": "string", "NS": "number", "BS": "binary"}[tag]
+            raise WireError(
+                400,
+                VALIDATION,
+                f"One or more parameter values were invalid: An {kind} set  may not be empty",
+            )
+        if all(isinstance(m, str) for m in member) and len(set(member)) != len(member):
+            raise WireError(
+                400,
+                VALIDATION,
+                f"One or more parameter values were invalid: Input collection "
+                f"[{', '.join(member)}] contains duplicates",
+            )
+
+
+def _number(text: str) -> None:
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        number = Decimal("NaN")
+    if not number.is_finite() or text.strip() != text or "_" in text:
+        raise WireError(400, VALIDATION, "A value provided cannot be converted into a number")
+    if number.is_zero():
+        return
+    digits = number.normalize().as_tuple().digits
+    if len(digits) > _NUMBER_DIGITS:
+        raise WireError(
+            400, VALIDATION, "Attempting to store more than 38 significant digits in a Number"
+        )
+    magnitude = number.copy_abs().adjusted()
+    if magnitude >= _NUMBER_MAX_EXPONENT:
+        raise WireError(
+            400,
+            VALIDATION,
+            "Number overflow. Attempting to store a number with magnitude larger than "
+            "supported range",
+        )
+    if magnitude < _NUMBER_MIN_EXPONENT:
+        raise WireError(
+            400,
+            VALIDATION,
+            "Number underflow. Attempting to store a number with magnitude smaller than "
+            "supported range",
+        )
+
+
+# --- DynamoDB's limits beyond the model ---------------------------------------------------
+
+
+def _semantics(operation: str, payload: Mapping[str, Any]) -> None:
+    """Sizes of batches, transactions and items (the model has passed: shapes are right)."""
+    items: list[Mapping[str, Any]] = []
+    if operation in _WRITE_ITEMS:
+        items.append(payload[_WRITE_ITEMS[operation]])
+    elif operation == "BatchGetItem":
+        requests = payload["RequestItems"]
+        if not requests:
+            raise WireError(400, VALIDATION, "BatchGetItem must have some requests set")
+        if sum(len(spec.get("Keys") or ()) for spec in requests.values()) > MAX_BATCH_GET_KEYS:
+            raise WireError(400, VALIDATION, "Too many items requested for the BatchGetItem call")
+    elif operation == "BatchWriteItem":
+        requests = payload["RequestItems"]
+        if not requests:
+            raise WireError(400, VALIDATION, "BatchWriteItem cannot have a null or no requests set")
+        if sum(len(entries) for entries in requests.values()) > MAX_BATCH_WRITE_REQUESTS:
+            raise WireError(
+                400,
+                VALIDATION,
+                "1 validation error detected: Value at 'requestItems' failed to satisfy "
+                "constraint: Member must have length less than or equal to 25",
+            )
+        for entries in requests.values():
+            for entry in entries:
+                put = entry.get("PutRequest")
+                if isinstance(put, dict) and isinstance(put.get("Item"), dict):
+                    items.append(put["Item"])
+    elif operation == "TransactWriteItems":
+        for action in payload["TransactItems"]:
+            put = action.get("Put")
+            if isinstance(put, dict) and isinstance(put.get("Item"), dict):
+                items.append(put["Item"])
+    for item in items:
+        try:
+            size = item_size(item)
+        except (ConfigError, TypeError, ValueError, AttributeError):
+            continue  # a shape the model has let pass, for the backend to judge
+        if size > MAX_ITEM_BYTES:
+            raise WireError(400, VALIDATION, "Item size has exceeded the maximum allowed size")
