@@ -10,14 +10,28 @@ from __future__ import annotations
 
 import json
 
-from loadgen.emulator.wire import dumps, internal_error
+from loadgen.emulator.wire import dumps, error_body, internal_error
 
-__all__ = ["unavailable", "unusable_answer"]
+__all__ = ["backend_raised", "unavailable", "unusable_answer"]
+
+_VALIDATION = "com.amazon.coral.validate#ValidationException"
 
 
 def unavailable(reason: object) -> tuple[int, bytes]:
     """Status and body for a backend that gave no answer (refused, reset, timed out)."""
     return 500, dumps(internal_error(f"Backend unavailable: {reason}"))
+
+
+def backend_raised(error: Exception) -> tuple[int, bytes]:
+    """Status and body for an in-process backend (moto) that raised instead of answering.
+
+    The request has passed `loadgen.emulator.validation`, so what is left is what moto's own
+    checks miss (an expression it cannot parse raises ValueError where DynamoDB answers a
+    ValidationException). The same request would raise again, so the answer is a 400 naming
+    the failure, not a 500 that SDKs retry up to ten times.
+    """
+    message = f"One or more parameter values were invalid: {type(error).__name__}: {error}"
+    return 400, dumps(error_body(_VALIDATION, message[:1000]))
 
 
 def unusable_answer(status: int, body: bytes) -> tuple[int, bytes] | None:

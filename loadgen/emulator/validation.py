@@ -71,6 +71,23 @@ _TABLE_NAME_MESSAGE = (
     "Invalid table/index name.  Table/index names must be between 3 and 255 characters long, "
     "and may contain only the characters a-z, A-Z, 0-9, '_', '-', and '.'"
 )
+_EXPRESSIONS = (
+    "KeyConditionExpression",
+    "UpdateExpression",
+    "ConditionExpression",
+    "FilterExpression",
+    "ProjectionExpression",
+)
+_PLACEHOLDER = re.compile(r"([#:])([A-Za-z0-9_]+)")
+# Structures of which a request sets exactly one member (the model does not say so).
+_ONE_OF = {
+    "TransactWriteItem": frozenset({"ConditionCheck", "Put", "Delete", "Update"}),
+    "WriteRequest": frozenset({"PutRequest", "DeleteRequest"}),
+}
+_ONE_OF_MESSAGES = {
+    "TransactWriteItem": "TransactItems can only contain one of Check, Put, Update or Delete",
+    "WriteRequest": "Supplied WriteRequest must contain exactly one of PutRequest or DeleteRequest",
+}
 _WRITE_ITEMS = {"PutItem": "Item"}  # where a request carries a whole item to store
 
 
@@ -127,15 +144,16 @@ def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) ->
             raise _type_error(value, "structure")
         if shape.name == "AttributeValue":
             _attribute_value(value, depth)
+        elif shape.name in _ONE_OF:
+            _one_of(shape.name, value)
+        if "ExpressionAttributeNames" in shape.members:
+            _placeholders(value)
         for name, member in shape.members.items():
             child = value.get(name)
             where = _join(path, name[:1].lower() + name[1:])
             if child is None:
                 if name in shape.required_members:
-                    errors.append(
-                        f"Value null at '{where}' failed to satisfy constraint: "
-                        "Member must not be null"
-                    )
+                    errors.append(_null(where))
                 continue
             _walk(member, child, where, errors, depth + (name in ("M", "L")))
     elif kind == "list":
@@ -144,8 +162,11 @@ def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) ->
             raise _type_error(value, "list")
         _length(shape, value, len(value), path, errors)
         for i, element in enumerate(value, start=1):
-            if element is not None:
-                _walk(shape.member, element, f"{path}.{i}.member", errors, depth)
+            where = f"{path}.{i}.member"
+            if element is None:
+                errors.append(_null(where))
+            else:
+                _walk(shape.member, element, where, errors, depth)
     elif kind == "map":
         assert isinstance(shape, MapShape)
         if not isinstance(value, dict):
@@ -153,8 +174,11 @@ def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) ->
         _length(shape, value, len(value), path, errors)
         for key, element in value.items():
             _walk(shape.key, key, f"{path}.{key}.key", errors, depth)
-            if element is not None:
-                _walk(shape.value, element, f"{path}.{key}.member", errors, depth)
+            where = f"{path}.{key}.member"
+            if element is None:
+                errors.append(_null(where))
+            else:
+                _walk(shape.value, element, where, errors, depth)
     elif kind == "string":
         if not isinstance(value, str):
             raise _type_error(value, "String")
@@ -164,6 +188,9 @@ def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) ->
             raise _type_error(value, "an Integer" if kind == "integer" else "a Long")
         if isinstance(value, float) and not math.isfinite(value):
             raise WireError(400, _SERIALIZATION, f"{value} can not be converted to a number")
+        bits = 31 if kind == "integer" else 63  # Java's int and long
+        if not -(2**bits) <= value < 2**bits:
+            raise WireError(400, _SERIALIZATION, f"Numeric value ({value}) out of range of {kind}")
         _range(shape, int(value), path, errors)  # DynamoDB truncates a fraction
     elif kind in ("double", "float", "timestamp"):
         if isinstance(value, bool) or not isinstance(value, int | float | str):
@@ -183,6 +210,55 @@ def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) ->
                 f"Base64 encoded length is expected a multiple of 4 bytes but found: {len(value)}",
             ) from None
         _length(shape, value, len(value) * 3 // 4, path, errors)
+
+
+def _null(path: str) -> str:
+    return f"Value null at '{path}' failed to satisfy constraint: Member must not be null"
+
+
+def _one_of(shape: str, value: Mapping[str, Any]) -> None:
+    present = [name for name, v in value.items() if v is not None and name in _ONE_OF[shape]]
+    if len(present) != 1:
+        raise WireError(400, VALIDATION, _ONE_OF_MESSAGES[shape])
+
+
+def _placeholders(request: Mapping[str, Any]) -> None:
+    """Every ``#name`` and ``:value`` of a request's expressions defined, and every one used."""
+    expressions = {
+        kind: text for kind in _EXPRESSIONS if isinstance(text := request.get(kind), str)
+    }
+    used: dict[str, set[str]] = {"#": set(), ":": set()}
+    for kind, text in expressions.items():
+        if not text.strip():
+            raise WireError(400, VALIDATION, f"Invalid {kind}: The expression can not be empty;")
+        for sigil, token in _PLACEHOLDER.findall(text):
+            used[sigil].add(sigil + token)
+    for sigil, member, what in (
+        ("#", "ExpressionAttributeNames", "name used in the document path"),
+        (":", "ExpressionAttributeValues", "value used in expression"),
+    ):
+        given = request.get(member)
+        defined = set(given) if isinstance(given, dict) else set()
+        for kind, text in expressions.items():
+            for token_sigil, token in _PLACEHOLDER.findall(text):
+                if token_sigil == sigil and sigil + token not in defined:
+                    raise WireError(
+                        400,
+                        VALIDATION,
+                        f"Invalid {kind}: An expression attribute {what} is not defined; "
+                        f"attribute {'name' if sigil == '#' else 'value'}: {sigil}{token}",
+                    )
+        if given is not None and not expressions:
+            raise WireError(
+                400, VALIDATION, f"{member} can only be specified when using expressions"
+            )
+        unused = sorted(defined - used[sigil])
+        if unused:
+            raise WireError(
+                400,
+                VALIDATION,
+                f"Value provided in {member} unused in expressions: keys: {{{', '.join(unused)}}}",
+            )
 
 
 def _join(path: str, name: str) -> str:
@@ -246,7 +322,9 @@ def _string(shape: Shape, value: str, path: str, errors: list[str]) -> None:
             f"regular expression pattern: {pattern}"
         )
     # A name, not an ARN: DynamoDB holds it to the rules of table names.
-    named = shape.name == "TableArn" and not value.startswith("arn:")
+    # (At the top level only: inside batches and transactions DynamoDB Local looks the name
+    # up and answers ResourceNotFoundException.)
+    named = path == "tableName" and not value.startswith("arn:")
     if named and _TABLE_NAME.fullmatch(value) is None:
         raise WireError(400, VALIDATION, _TABLE_NAME_MESSAGE)
 
