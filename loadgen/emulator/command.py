@@ -13,10 +13,11 @@ from typing import NoReturn
 
 from aiohttp import web
 
+from loadgen.emulator.admission import DEFAULT_MAX_IN_FLIGHT, Admission
 from loadgen.emulator.backends import Backend, MotoBackend, NullBackend, UpstreamBackend
 from loadgen.emulator.embedded import DEFAULT_SCALE
 from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
-from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, Emulator, listen
+from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, MAX_REQUEST_BYTES, Emulator, listen
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets import local as targets
@@ -84,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
         help="read and write units all provisioned tables and GSIs may add up to "
         "(default %(default)s, as AWS)",
     )
+    parser.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=DEFAULT_MAX_IN_FLIGHT,
+        help="requests served at once; beyond, 503 ServiceUnavailable (default %(default)s)",
+    )
     return parser
 
 
@@ -114,7 +121,10 @@ def _build(args: argparse.Namespace) -> Emulator:
         account=args.account or backend.account,
     )
     quotas = Quotas(table=args.table_quota, account=args.account_quota)
-    return Emulator(backend, model, shadow_items=args.shadow_items, quotas=quotas)
+    admission = Admission(max_in_flight=args.max_in_flight, largest_body=MAX_REQUEST_BYTES)
+    return Emulator(
+        backend, model, shadow_items=args.shadow_items, quotas=quotas, admission=admission
+    )
 
 
 async def _serve(emulator: Emulator, host: str, port: int) -> None:

@@ -41,6 +41,7 @@ from multidict import CIMultiDict
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from loadgen.emulator.admission import Admission
 from loadgen.emulator.backends import (
     Backend,
     BackendResponse,
@@ -139,11 +140,14 @@ class Emulator:
         *,
         shadow_items: int = DEFAULT_SHADOW_ITEMS,
         quotas: Quotas | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.backend = backend
         self.model = model
         self.quotas = quotas or Quotas()
         """Provisioned-capacity quotas CreateTable and UpdateTable are held to."""
+        self.admission = admission or Admission(largest_body=MAX_REQUEST_BYTES)
+        """Limits on requests in flight and the body bytes they hold."""
         self.schemas: dict[str, TableSchema] = {}
         """Tables the model knows, by name."""
         self.shadow = ItemShadow(shadow_items)
@@ -156,7 +160,9 @@ class Emulator:
 
     def app(self) -> web.Application:
         """The aiohttp application: ``POST /`` for DynamoDB, ``GET /metrics``."""
-        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        app = web.Application(
+            client_max_size=MAX_REQUEST_BYTES, middlewares=[self.admission.middleware]
+        )
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/", self._health)
         app.router.add_post("/{path:.*}", self.handle)
@@ -181,7 +187,7 @@ class Emulator:
             if payload is None:  # an empty body passes the JSON check but is no request
                 raise WireError(400, CORAL + "SerializationException", "Empty request body")
             # Answer malformed requests as DynamoDB does, before the model or a backend sees them.
-            validate(operation, payload)
+            validate(operation, payload, len(body))
             self.quotas.check(operation, payload, self.schemas)
             call = _Request(
                 operation,

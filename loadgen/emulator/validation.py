@@ -27,6 +27,7 @@ import binascii
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
@@ -99,12 +100,65 @@ def _service() -> ServiceModel:
     return ServiceModel(loader.load_service_model("dynamodb", "service-2"), "dynamodb")
 
 
+@dataclass(eq=False, slots=True)
+class _Node:
+    """One shape of the model, read once into what `_walk` needs (botocore's shapes compute
+    their metadata on every access: ten times slower)."""
+
+    name: str
+    kind: str
+    low: int | None = None
+    high: int | None = None
+    enum: frozenset[str] = frozenset()
+    enum_text: str = ""
+    pattern: re.Pattern[str] | None = None
+    pattern_text: str = ""
+    members: dict[str, tuple[_Node, str]] = field(default_factory=dict)
+    """Member name to its node and its name in messages (lower camel case)."""
+    required: tuple[tuple[str, str], ...] = ()
+    element: _Node | None = None
+    """A list's member, a map's value."""
+    key: _Node | None = None
+    expressions: bool = False
+    """Carries ExpressionAttributeNames (and so expressions to check)."""
+
+
+def _compile(shape: Shape, nodes: dict[str, _Node]) -> _Node:
+    node = nodes.get(shape.name)
+    if node is not None:  # also ends the recursion of AttributeValue in M and L
+        return node
+    metadata = shape.metadata
+    node = _Node(shape.name, shape.type_name, metadata.get("min"), metadata.get("max"))
+    nodes[shape.name] = node
+    enum = metadata.get("enum")
+    if enum:
+        node.enum, node.enum_text = frozenset(enum), ", ".join(enum)
+    if "pattern" in metadata:
+        node.pattern, node.pattern_text = _pattern(metadata["pattern"]), metadata["pattern"]
+    if isinstance(shape, StructureShape):
+        for name, member in shape.members.items():
+            node.members[name] = (_compile(member, nodes), name[:1].lower() + name[1:])
+        node.required = tuple((name, node.members[name][1]) for name in shape.required_members)
+        node.expressions = "ExpressionAttributeNames" in shape.members
+    elif isinstance(shape, ListShape):
+        node.element = _compile(shape.member, nodes)
+    elif isinstance(shape, MapShape):
+        node.key, node.element = _compile(shape.key, nodes), _compile(shape.value, nodes)
+    return node
+
+
 @cache
-def _input_shape(operation: str) -> StructureShape | None:
+def _input_node(operation: str) -> _Node | None:
     try:
-        return _service().operation_model(operation).input_shape
+        shape = _service().operation_model(operation).input_shape
     except Exception:  # botocore's OperationNotFoundError: the caller has checked the name
         return None
+    return None if shape is None else _compile(shape, _nodes())
+
+
+@cache
+def _nodes() -> dict[str, _Node]:
+    return {}  # shared by all operations: each shape is read once
 
 
 @cache
@@ -116,73 +170,72 @@ def _pattern(expression: str) -> re.Pattern[str] | None:
         return None
 
 
-def validate(operation: str, payload: Mapping[str, Any]) -> None:
+def validate(operation: str, payload: Mapping[str, Any], body_bytes: int | None = None) -> None:
     """Raise a `WireError` with DynamoDB's answer if ``payload`` is no valid ``operation``.
 
     ``operation`` must be one botocore's model knows (`loadgen.emulator.wire.operation_of`).
+    ``body_bytes``, the size of the JSON text, spares measuring items that cannot be too large.
     """
-    shape = _input_shape(operation)
-    if shape is None:
+    node = _input_node(operation)
+    if node is None:
         return
     errors: list[str] = []
-    _walk(shape, payload, "", errors, 0)
+    _walk(node, payload, "", errors, 0)
     if errors:
         count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected: "
         raise WireError(400, VALIDATION, count + "; ".join(errors))
-    _semantics(operation, payload)
+    _semantics(operation, payload, body_bytes is None or body_bytes > MAX_ITEM_BYTES)
 
 
 # --- the model's shapes -------------------------------------------------------------------
 
 
-def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) -> None:
-    """Check ``value`` against ``shape``: raise at a type error, collect constraint errors."""
-    kind = shape.type_name
+def _walk(node: _Node, value: Any, path: str, errors: list[str], depth: int) -> None:
+    """Check ``value`` against ``node``: raise at a type error, collect constraint errors."""
+    kind = node.kind
     if kind == "structure":
-        assert isinstance(shape, StructureShape)
         if not isinstance(value, dict):
             raise _type_error(value, "structure")
-        if shape.name == "AttributeValue":
+        if node.name == "AttributeValue":
             _attribute_value(value, depth)
-        elif shape.name in _ONE_OF:
-            _one_of(shape.name, value)
-        if "ExpressionAttributeNames" in shape.members:
+        elif node.name in _ONE_OF:
+            _one_of(node.name, value)
+        if node.expressions:
             _placeholders(value)
-        for name, member in shape.members.items():
-            child = value.get(name)
-            where = _join(path, name[:1].lower() + name[1:])
-            if child is None:
-                if name in shape.required_members:
-                    errors.append(_null(where))
-                continue
-            _walk(member, child, where, errors, depth + (name in ("M", "L")))
+        for name, camel in node.required:
+            if value.get(name) is None:
+                errors.append(_null(_join(path, camel)))
+        members = node.members
+        for name, child in value.items():
+            if child is None or name not in members:
+                continue  # unknown members are ignored, as DynamoDB ignores them
+            member, camel = members[name]
+            _walk(member, child, _join(path, camel), errors, depth + (name in ("M", "L")))
     elif kind == "list":
-        assert isinstance(shape, ListShape)
         if not isinstance(value, list):
             raise _type_error(value, "list")
-        _length(shape, value, len(value), path, errors)
+        _length(node, value, len(value), path, errors)
+        assert node.element is not None
         for i, element in enumerate(value, start=1):
-            where = f"{path}.{i}.member"
             if element is None:
-                errors.append(_null(where))
+                errors.append(_null(f"{path}.{i}.member"))
             else:
-                _walk(shape.member, element, where, errors, depth)
+                _walk(node.element, element, f"{path}.{i}.member", errors, depth)
     elif kind == "map":
-        assert isinstance(shape, MapShape)
         if not isinstance(value, dict):
             raise _type_error(value, "map")
-        _length(shape, value, len(value), path, errors)
+        _length(node, value, len(value), path, errors)
+        assert node.key is not None and node.element is not None
         for key, element in value.items():
-            _walk(shape.key, key, f"{path}.{key}.key", errors, depth)
-            where = f"{path}.{key}.member"
+            _walk(node.key, key, f"{path}.{key}.key", errors, depth)
             if element is None:
-                errors.append(_null(where))
+                errors.append(_null(f"{path}.{key}.member"))
             else:
-                _walk(shape.value, element, where, errors, depth)
+                _walk(node.element, element, f"{path}.{key}.member", errors, depth)
     elif kind == "string":
         if not isinstance(value, str):
             raise _type_error(value, "String")
-        _string(shape, value, path, errors)
+        _string(node, value, path, errors)
     elif kind in ("integer", "long"):
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _type_error(value, "an Integer" if kind == "integer" else "a Long")
@@ -191,7 +244,7 @@ def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) ->
         bits = 31 if kind == "integer" else 63  # Java's int and long
         if not -(2**bits) <= value < 2**bits:
             raise WireError(400, _SERIALIZATION, f"Numeric value ({value}) out of range of {kind}")
-        _range(shape, int(value), path, errors)  # DynamoDB truncates a fraction
+        _range(node, int(value), path, errors)  # DynamoDB truncates a fraction
     elif kind in ("double", "float", "timestamp"):
         if isinstance(value, bool) or not isinstance(value, int | float | str):
             raise _type_error(value, "a number")
@@ -209,7 +262,7 @@ def _walk(shape: Shape, value: Any, path: str, errors: list[str], depth: int) ->
                 _SERIALIZATION,
                 f"Base64 encoded length is expected a multiple of 4 bytes but found: {len(value)}",
             ) from None
-        _length(shape, value, len(value) * 3 // 4, path, errors)
+        _length(node, value, len(value) * 3 // 4, path, errors)
 
 
 def _null(path: str) -> str:
@@ -288,38 +341,38 @@ def _show(value: Any) -> str:
     return "[...]" if isinstance(value, list) else "{...}"
 
 
-def _length(shape: Shape, value: Any, length: int, path: str, errors: list[str]) -> None:
-    low, high = shape.metadata.get("min"), shape.metadata.get("max")
-    prefix = f"Value '{_show(value)}' at '{path}' failed to satisfy constraint: Member must have"
+def _length(node: _Node, value: Any, length: int, path: str, errors: list[str]) -> None:
+    low, high = node.low, node.high
     if low is not None and length < low:
-        errors.append(f"{prefix} length greater than or equal to {low}")
+        errors.append(f"{_prefix(value, path)} length greater than or equal to {low}")
     elif high is not None and length > high:
-        errors.append(f"{prefix} length less than or equal to {high}")
+        errors.append(f"{_prefix(value, path)} length less than or equal to {high}")
 
 
-def _range(shape: Shape, value: int, path: str, errors: list[str]) -> None:
-    low, high = shape.metadata.get("min"), shape.metadata.get("max")
-    prefix = f"Value '{value}' at '{path}' failed to satisfy constraint: Member must have"
+def _range(node: _Node, value: int, path: str, errors: list[str]) -> None:
+    low, high = node.low, node.high
     if low is not None and value < low:
-        errors.append(f"{prefix} value greater than or equal to {low}")
+        errors.append(f"{_prefix(value, path)} value greater than or equal to {low}")
     elif high is not None and value > high:
-        errors.append(f"{prefix} value less than or equal to {high}")
+        errors.append(f"{_prefix(value, path)} value less than or equal to {high}")
 
 
-def _string(shape: Shape, value: str, path: str, errors: list[str]) -> None:
-    if shape.enum and value not in shape.enum:
+def _prefix(value: Any, path: str) -> str:
+    return f"Value '{_show(value)}' at '{path}' failed to satisfy constraint: Member must have"
+
+
+def _string(node: _Node, value: str, path: str, errors: list[str]) -> None:
+    if node.enum and value not in node.enum:
         errors.append(
             f"Value '{value}' at '{path}' failed to satisfy constraint: Member must satisfy "
-            f"enum value set: [{', '.join(shape.enum)}]"
+            f"enum value set: [{node.enum_text}]"
         )
         return
-    _length(shape, value, len(value), path, errors)
-    pattern = shape.metadata.get("pattern")
-    compiled = _pattern(pattern) if pattern else None
-    if compiled is not None and compiled.fullmatch(value) is None:
+    _length(node, value, len(value), path, errors)
+    if node.pattern is not None and node.pattern.fullmatch(value) is None:
         errors.append(
             f"Value '{value}' at '{path}' failed to satisfy constraint: Member must satisfy "
-            f"regular expression pattern: {pattern}"
+            f"regular expression pattern: {node.pattern_text}"
         )
     # A name, not an ARN: DynamoDB holds it to the rules of table names.
     # (At the top level only: inside batches and transactions DynamoDB Local looks the name
@@ -416,8 +469,12 @@ def _number(text: str) -> None:
 # --- DynamoDB's limits beyond the model ---------------------------------------------------
 
 
-def _semantics(operation: str, payload: Mapping[str, Any]) -> None:
-    """Sizes of batches, transactions and items (the model has passed: shapes are right)."""
+def _semantics(operation: str, payload: Mapping[str, Any], measure: bool) -> None:
+    """Sizes of batches, transactions and items (the model has passed: shapes are right).
+
+    An item's size never exceeds its JSON text's, so a body of 400 KB or less (``measure``
+    False) holds no item that is too large.
+    """
     items: list[Mapping[str, Any]] = []
     if operation in _WRITE_ITEMS:
         items.append(payload[_WRITE_ITEMS[operation]])
@@ -448,7 +505,7 @@ def _semantics(operation: str, payload: Mapping[str, Any]) -> None:
             put = action.get("Put")
             if isinstance(put, dict) and isinstance(put.get("Item"), dict):
                 items.append(put["Item"])
-    for item in items:
+    for item in items if measure else ():
         try:
             size = item_size(item)
         except (ConfigError, TypeError, ValueError, AttributeError):

@@ -8,6 +8,7 @@ same error code.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,9 @@ import botocore.session
 import pytest
 from botocore.exceptions import ClientError
 
+from loadgen.emulator.admission import Admission
 from loadgen.emulator.backends import BackendResponse, MotoBackend, NullBackend, UpstreamBackend
+from loadgen.emulator.quotas import Quotas
 from loadgen.emulator.server import MAX_REQUEST_BYTES, Emulator, EmulatorServer
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets.local import DynamoDBLocal
@@ -202,8 +206,6 @@ def _table(name: str, read: int, write: int, **extra: Any) -> dict[str, Any]:
 
 
 def test_quotas_hold_per_table_per_index_and_per_account() -> None:
-    from loadgen.emulator.quotas import Quotas
-
     emulator = Emulator(MotoBackend(), PartitionModel(), quotas=Quotas(table=100, account=150))
     with EmulatorServer(emulator) as server:
         url = server.endpoint_url
@@ -239,11 +241,15 @@ def test_quotas_hold_per_table_per_index_and_per_account() -> None:
                 GlobalSecondaryIndexes=[index],
             ),
         )
-        tables = json.loads(post(url, "ListTables", {}).body)["TableNames"]
+        # (moto's tables are shared by the whole process: look at these three only.)
+        tables = json.loads(post(url, "ListTables", {"Limit": 100}).body)["TableNames"]
+        described = post(url, "DescribeTable", {"TableName": "quota_a"})
     for answer in (over_table, over_account, raise_a, over_index):
         assert (answer.status, answer.code) == (400, "LimitExceededException"), answer.body
     assert "account" in message(over_account) and "by_g" in message(over_index)
-    assert tables == ["quota_a", "quota_b"]  # nothing refused was created
+    assert {"quota_a", "quota_b"} <= set(tables) and "quota_c" not in tables
+    # Nothing refused was changed: quota_a keeps its 100 read units.
+    assert json.loads(described.body)["Table"]["ProvisionedThroughput"]["ReadCapacityUnits"] == 100
 
 
 def test_the_quota_flags_are_checked() -> None:
@@ -498,3 +504,56 @@ def test_a_client_sending_a_byte_at_a_time_holds_up_no_one(
     assert [a.status for a in others] == [200] * 20
     assert reply.startswith(b"HTTP/1.1 200")
     assert backend.seen.count(TARGET + "GetItem") == 21
+
+
+# --- limits on concurrent work ------------------------------------------------------------
+
+
+class Held(NullBackend):
+    """Holds every request until released; says when ``expected`` are held at once."""
+
+    def __init__(self, expected: int) -> None:
+        self.expected = expected
+        self.held = 0
+        self.all_held = threading.Event()
+        self.release = threading.Event()
+
+    async def call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
+        self.held += 1
+        if self.held >= self.expected:
+            self.all_held.set()
+        while not self.release.is_set():
+            await asyncio.sleep(0.01)
+        return await super().call(path, headers, body)
+
+
+def test_requests_beyond_the_in_flight_limit_get_service_unavailable() -> None:
+    backend = Held(expected=4)
+    emulator = Emulator(backend, PartitionModel(), admission=Admission(max_in_flight=4))
+    with EmulatorServer(emulator) as server, ThreadPoolExecutor(4) as pool:
+        url = server.endpoint_url
+        held = [pool.submit(post, url, "ListTables", {}) for _ in range(4)]
+        try:
+            assert backend.all_held.wait(30)
+            refused = post(url, "ListTables", {})
+        finally:
+            backend.release.set()
+        served = [future.result(timeout=30) for future in held]
+        after = post(url, "ListTables", {})
+    assert (refused.status, refused.code) == (503, "ServiceUnavailable")
+    assert "4 requests in flight (limit 4)" in message(refused)
+    assert [a.status for a in served] == [200] * 4
+    assert after.status == 200
+    assert emulator.admission.refused == 1
+
+
+def test_bodies_beyond_the_byte_limit_get_service_unavailable_unread() -> None:
+    backend = RecordingNull()
+    admission = Admission(max_body_bytes=10_000)
+    with EmulatorServer(Emulator(backend, PartitionModel(), admission=admission)) as server:
+        large = {"TableName": fuzzing.TABLE, "Item": _item(big={"S": "x" * 20_000})}
+        refused = post(server.endpoint_url, "PutItem", large)
+        served = post(server.endpoint_url, "GetItem", _get_item())
+    assert (refused.status, refused.code) == (503, "ServiceUnavailable")
+    assert served.status == 200
+    assert TARGET + "PutItem" not in backend.seen
