@@ -9,6 +9,7 @@ the child process a run starts (`embedded`) and ``loadgen emulator`` itself (`co
 Imports `loadgen.model`, `loadgen.targets` and `loadgen.errors`; never the workload or client
 layers, which talk to it over HTTP only.
 
-HTTP -> `admission` -> `wire` (parse) -> `validation`, `quotas` -> `pricing` (units) -> `loadgen.model.partitions` (admit or throttle)
--> `backends` (forward) -> `wire` (answer, with the model's ConsumedCapacity).
+HTTP -> `admission` -> `wire` (parse) -> `validation`, `quotas` (answer malformed requests)
+-> `pricing` (units) -> `loadgen.model.partitions` (admit or throttle) -> `backends` (forward)
+-> `wire` (answer, with the model's ConsumedCapacity; `faults` for a failed backend).
 """
