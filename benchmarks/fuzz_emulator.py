@@ -1,11 +1,13 @@
 """Send a seeded corpus of malformed requests to the emulator and count what it answers.
 
-    .venv/bin/python -m benchmarks.fuzz_emulator --count 10000            # moto behind it
+    .venv/bin/python -m benchmarks.fuzz_emulator --count 10000            # loadgen emulator
     .venv/bin/python -m benchmarks.fuzz_emulator --count 10000 --dynamodb-local
 
-With ``--dynamodb-local`` each request goes first to DynamoDB Local directly, then to the
-emulator in front of the same DynamoDB Local, and the report compares the two where DynamoDB
-Local answered 400. The corpus is `tests.emulator.fuzzing.corpus`, the one the tests send.
+Without ``--dynamodb-local`` the corpus goes to ``loadgen emulator`` (moto in process) in a
+child process, whose resident memory is reported, then a CreateTable of 10^12 units. With
+``--dynamodb-local`` each request goes first to DynamoDB Local directly, then to the emulator
+in front of the same DynamoDB Local, and the report compares the two where DynamoDB Local
+answered 400. The corpus is `tests.emulator.fuzzing.corpus`, the one the tests send.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ import argparse
 import collections
 import json
 import resource
+import subprocess
+import sys
 import time
+from pathlib import Path
 
-from loadgen.emulator.backends import Backend, MotoBackend, UpstreamBackend
+from loadgen.emulator.backends import UpstreamBackend
 from loadgen.emulator.server import Emulator, EmulatorServer
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets.local import DynamoDBLocal
@@ -28,12 +33,45 @@ def _create(url: str) -> None:
     fuzzing.send(url, [fuzzing.Case("DynamoDB_20120810.CreateTable", body, "setup")])
 
 
-def _run(backend: Backend, cases: list[fuzzing.Case]) -> tuple[list[fuzzing.Answer], float]:
-    with EmulatorServer(Emulator(backend, PartitionModel(scale=1.0))) as server:
-        _create(server.endpoint_url)
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _against_a_child(cases: list[fuzzing.Case]) -> None:
+    """``loadgen emulator`` (moto in process) in a child: the corpus, then a 10^12-unit table."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "loadgen.emulator", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().decode().strip()
+        _create(url)
+        print(f"loadgen emulator {url}: {_rss_mb(child.pid):.0f} MB resident at start")
         started = time.perf_counter()
-        answers = fuzzing.send(server.endpoint_url, cases)
-        return answers, time.perf_counter() - started
+        answers = fuzzing.send(url, cases)
+        _report("emulator (moto)", cases, answers, time.perf_counter() - started)
+        print(f"  resident after the corpus: {_rss_mb(child.pid):.0f} MB")
+        huge = {
+            **fuzzing.CREATE_TABLE,
+            "TableName": "trillion",
+            "BillingMode": "PROVISIONED",
+            "ProvisionedThroughput": {"ReadCapacityUnits": 10**12, "WriteCapacityUnits": 10**12},
+        }
+        body = json.dumps(huge).encode()
+        (answer,) = fuzzing.send(url, [fuzzing.Case("DynamoDB_20120810.CreateTable", body, "")])
+        print(f"CreateTable of 10^12 units: HTTP {answer.status} {answer.body.decode()[:200]}")
+        print(
+            f"  resident after it: {_rss_mb(child.pid):.0f} MB; still serving: "
+            f"{child.poll() is None}"
+        )
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
 
 
 def main() -> None:
@@ -44,8 +82,7 @@ def main() -> None:
     args = parser.parse_args()
     cases = fuzzing.corpus(args.count, seed=args.seed)
     if not args.dynamodb_local:
-        answers, seconds = _run(MotoBackend(), cases)
-        _report("emulator (moto)", cases, answers, seconds)
+        _against_a_child(cases)
         return
     with DynamoDBLocal() as local:
         _create(local.endpoint_url)

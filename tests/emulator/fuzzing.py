@@ -138,7 +138,7 @@ OPERATIONS = (
     "ListTables",
     "CreateTable",
 )
-_BAD_ATTRIBUTE_VALUES = (
+_BAD_ATTRIBUTE_VALUES: tuple[dict[str, Any], ...] = (
     {},
     {"S": "a", "N": "1"},
     {"N": "abc"},
@@ -153,7 +153,12 @@ _BAD_ATTRIBUTE_VALUES = (
     {"M": []},
     {"B": "!!not base64"},
 )
-_WRONG_TYPE_ATTRIBUTE_VALUES = ({"BOOL": "true"}, {"L": "x"}, {"M": []}, {"B": "!!not base64"})
+_WRONG_TYPE_ATTRIBUTE_VALUES: tuple[dict[str, Any], ...] = (
+    {"BOOL": "true"},
+    {"L": "x"},
+    {"M": []},
+    {"B": "!!not base64"},
+)
 """A member of the wrong JSON type: DynamoDB's SerializationException, not a validation."""
 
 
