@@ -334,6 +334,20 @@ async def _send_all(
     return answers
 
 
+def dynamodb_local_is_the_oracle(case: Case, direct: Answer) -> bool:
+    """Whether DynamoDB Local's answer to ``case`` is DynamoDB's.
+
+    It is for constraint violations it answers 400. It is not for members of the wrong JSON
+    type (it coerces 7 to "7" where DynamoDB answers SerializationException) nor for a target of
+    another service (its InvalidAction, DynamoDB's UnknownOperationException).
+    """
+    return (
+        direct.status == 400
+        and case.mutation != "wrong-type"
+        and (not case.target or case.target.startswith("DynamoDB_20120810."))
+    )
+
+
 def send(url: str, cases: Sequence[Case], concurrency: int = 32) -> list[Answer]:
     """Send every case to ``url``, ``concurrency`` at once; the answers in corpus order."""
     return [answers[0] for answers in asyncio.run(_send_all([url], cases, concurrency))]
