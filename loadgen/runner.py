@@ -319,7 +319,15 @@ def _describe_aws(region: str | None) -> str:
     import boto3
     import botocore.exceptions
 
-    session = boto3.session.Session(region_name=region)
+    try:
+        session = boto3.session.Session(region_name=region)
+    except botocore.exceptions.ProfileNotFound as e:
+        raise CredentialsError(
+            f"AWS profile {e.kwargs.get('profile')!r} (from AWS_PROFILE) does not "
+            "exist; expected one in ~/.aws/config or ~/.aws/credentials"
+        ) from None
+    except botocore.exceptions.BotoCoreError as e:
+        raise CredentialsError(f"cannot read the AWS configuration for --aws: {e}") from None
     if session.get_credentials() is None:
         raise CredentialsError(
             "no AWS credentials found for --aws (configure a profile, AWS_ACCESS_KEY_ID/"

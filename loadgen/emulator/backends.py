@@ -20,7 +20,8 @@ from typing import Any, Protocol
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector
 
-from loadgen.emulator.wire import JSON_CONTENT_TYPE, dumps, internal_error
+from loadgen.emulator.faults import backend_raised
+from loadgen.emulator.wire import JSON_CONTENT_TYPE
 from loadgen.errors import ConfigError
 
 __all__ = [
@@ -128,9 +129,10 @@ class MotoBackend:
             finally:
                 if hasattr(chunks, "close"):
                     chunks.close()
-        except Exception:  # moto raises on requests it cannot parse: answer as a 500 does
-            _log.exception("moto failed on a request")
-            return BackendResponse(500, {}, dumps(internal_error()))
+        except Exception as exc:  # moto raises on some requests it cannot parse
+            _log.warning("moto failed on a request", exc_info=True)
+            status, body = backend_raised(exc)
+            return BackendResponse(status, {"Content-Type": JSON_CONTENT_TYPE}, body)
         return BackendResponse(answer[0], answer[1], data)
 
     async def close(self) -> None:

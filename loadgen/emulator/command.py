@@ -13,9 +13,11 @@ from typing import NoReturn
 
 from aiohttp import web
 
+from loadgen.emulator.admission import DEFAULT_MAX_IN_FLIGHT, Admission
 from loadgen.emulator.backends import Backend, MotoBackend, NullBackend, UpstreamBackend
 from loadgen.emulator.embedded import DEFAULT_SCALE
-from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, Emulator, listen
+from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
+from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, MAX_REQUEST_BYTES, Emulator, listen
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets import local as targets
@@ -69,6 +71,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--upstream-timeout", type=float, default=30.0, help="seconds to wait for the upstream"
     )
+    parser.add_argument(
+        "--table-quota",
+        type=float,
+        default=DEFAULT_TABLE_QUOTA,
+        help="read and write units one table or GSI may be provisioned with (default %(default)s,"
+        " as AWS); beyond, CreateTable and UpdateTable answer LimitExceededException",
+    )
+    parser.add_argument(
+        "--account-quota",
+        type=float,
+        default=DEFAULT_ACCOUNT_QUOTA,
+        help="read and write units all provisioned tables and GSIs may add up to "
+        "(default %(default)s, as AWS)",
+    )
+    parser.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=DEFAULT_MAX_IN_FLIGHT,
+        help="requests served at once; beyond, 503 ServiceUnavailable (default %(default)s)",
+    )
     return parser
 
 
@@ -79,6 +101,12 @@ def _build(args: argparse.Namespace) -> Emulator:
         raise ConfigError(f"--port must be 0..65535 (got {args.port})")
     if args.shadow_items < 0:
         raise ConfigError(f"--shadow-items must be >= 0 (got {args.shadow_items})")
+    for flag, value in (
+        ("--table-quota", args.table_quota),
+        ("--account-quota", args.account_quota),
+    ):
+        if not (math.isfinite(value) and value >= 1):
+            raise ConfigError(f"{flag} must be a number of units >= 1 (got {value:g})")
     backend: Backend
     if args.upstream:
         backend = UpstreamBackend(args.upstream, timeout=args.upstream_timeout)
@@ -92,7 +120,11 @@ def _build(args: argparse.Namespace) -> Emulator:
         region=args.region,
         account=args.account or backend.account,
     )
-    return Emulator(backend, model, shadow_items=args.shadow_items)
+    quotas = Quotas(table=args.table_quota, account=args.account_quota)
+    admission = Admission(max_in_flight=args.max_in_flight, largest_body=MAX_REQUEST_BYTES)
+    return Emulator(
+        backend, model, shadow_items=args.shadow_items, quotas=quotas, admission=admission
+    )
 
 
 async def _serve(emulator: Emulator, host: str, port: int) -> None:

@@ -41,13 +41,17 @@ from multidict import CIMultiDict
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from loadgen.emulator.admission import Admission
 from loadgen.emulator.backends import (
     Backend,
     BackendResponse,
     BackendUnavailable,
 )
+from loadgen.emulator.faults import unavailable, unusable_answer
 from loadgen.emulator.metrics import ModelCollector
 from loadgen.emulator.pricing import ItemShadow, Pricing
+from loadgen.emulator.quotas import Quotas
+from loadgen.emulator.validation import validate
 from loadgen.emulator.wire import (
     CORAL,
     JSON_CONTENT_TYPE,
@@ -135,9 +139,15 @@ class Emulator:
         model: PartitionModel,
         *,
         shadow_items: int = DEFAULT_SHADOW_ITEMS,
+        quotas: Quotas | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.backend = backend
         self.model = model
+        self.quotas = quotas or Quotas()
+        """Provisioned-capacity quotas CreateTable and UpdateTable are held to."""
+        self.admission = admission or Admission(largest_body=MAX_REQUEST_BYTES)
+        """Limits on requests in flight and the body bytes they hold."""
         self.schemas: dict[str, TableSchema] = {}
         """Tables the model knows, by name."""
         self.shadow = ItemShadow(shadow_items)
@@ -150,7 +160,9 @@ class Emulator:
 
     def app(self) -> web.Application:
         """The aiohttp application: ``POST /`` for DynamoDB, ``GET /metrics``."""
-        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        app = web.Application(
+            client_max_size=MAX_REQUEST_BYTES, middlewares=[self.admission.middleware]
+        )
         app.router.add_get("/metrics", self._metrics)
         app.router.add_get("/", self._health)
         app.router.add_post("/{path:.*}", self.handle)
@@ -174,6 +186,9 @@ class Emulator:
             operation = operation_of(request.headers.get("X-Amz-Target"))
             if payload is None:  # an empty body passes the JSON check but is no request
                 raise WireError(400, CORAL + "SerializationException", "Empty request body")
+            # Answer malformed requests as DynamoDB does, before the model or a backend sees them.
+            validate(operation, payload, len(body))
+            self.quotas.check(operation, payload, self.schemas)
             call = _Request(
                 operation,
                 payload,
@@ -198,7 +213,7 @@ class Emulator:
             )
         except BackendUnavailable as exc:
             _log.warning("backend unavailable: %s", exc)
-            reply = _Reply(500, dumps(internal_error(f"Backend unavailable: {exc}")))
+            reply = _Reply(*unavailable(exc))
         except Exception:  # a bug here must cost one request, never the server
             _log.exception("failed on a %s request", operation)
             reply = _Reply(500, dumps(internal_error()))
@@ -392,9 +407,9 @@ def _throttled(body: Mapping[str, Any], status: int) -> _Reply:
 
 def _passthrough(response: BackendResponse) -> _Reply:
     headers = {k: v for k, v in response.headers.items() if k.lower() not in _RESPONSE_DROP}
-    if response.status >= 500 and not loads_answer(response.body):
-        # moto answers HTML for requests it cannot parse; clients expect DynamoDB's JSON.
-        return _Reply(response.status, dumps(internal_error()), headers)
+    fault = unusable_answer(response.status, response.body)
+    if fault is not None:  # an HTML page, garbage: clients expect DynamoDB's JSON
+        return _Reply(*fault)
     return _Reply(response.status, response.body, headers)
 
 
@@ -407,7 +422,7 @@ def _with_capacity(
     changed: bool = False,
 ) -> _Reply:
     """The backend's answer with the model's ConsumedCapacity, or none if none was asked."""
-    if response.status != 200:
+    if response.status != 200 or unusable_answer(response.status, response.body) is not None:
         return _passthrough(response)
     try:
         consumed = consumed_capacity_response(cost, call.capacity_mode)

@@ -130,7 +130,7 @@ def loads_request(body: bytes) -> dict[str, Any] | None:
         return None
     try:
         payload = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack
         raise WireError(400, CORAL + "SerializationException", "Invalid JSON") from None
     if not isinstance(payload, dict):
         raise WireError(400, CORAL + "SerializationException", "Start of structure or map expected")

@@ -76,6 +76,13 @@ HEAT_FRACTION = 0.8
 """Share of its ceiling a partition must use in a second to count as hot (a model choice)."""
 SAMPLE_SIZE = 32
 """Partition-key hashes a hot partition keeps, to choose where it splits."""
+MAX_PARTITIONS = 4096
+"""Most partitions one table or index is given, whatever its capacity (a model bound).
+
+DynamoDB's default quotas (40,000 units per table) need at most 54; 4,096 cover a quota raised
+to about 3 million units. Beyond, partitions stop multiplying, so a capacity of 10^12 units
+costs a few megabytes instead of every byte of the machine; each partition keeps its ceiling.
+"""
 
 _READ, _WRITE = 0, 1
 _KINDS = {"read": _READ, "write": _WRITE}
@@ -223,16 +230,18 @@ class _Keyspace:
     def needed_partitions(self) -> int:
         # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.Partitions.html
         read, write = (self.rate[kind] / self.scale / _CEILINGS[kind] for kind in (_READ, _WRITE))
-        return max(1, math.ceil(read + write - 1e-9))
+        return max(1, min(MAX_PARTITIONS, math.ceil(read + write - 1e-9)))
 
     def grow(self) -> None:
         """Double the partitions until they absorb the capacity."""
-        while len(self.parts) < self.needed_partitions():
+        while len(self.parts) < self.needed_partitions() and len(self.parts) <= MAX_PARTITIONS // 2:
             self.parts = [h for p in self.parts for h in p.halves((p.start + p.end) // 2)]
             self.splits += len(self.parts) // 2
         self.starts = [part.start for part in self.parts]
 
     def split(self, at: int, middle: int) -> None:
+        if len(self.parts) >= MAX_PARTITIONS:
+            return
         self.parts[at : at + 1] = self.parts[at].halves(middle)
         self.starts = [part.start for part in self.parts]
         self.splits += 1

@@ -25,11 +25,17 @@ def ensure_table(client: Any, request: dict[str, Any], *, create: bool) -> bool:
     """Make sure the table of CreateTable ``request`` exists; return True if it was created."""
     name = request["TableName"]
     try:
-        table = client.describe_table(TableName=name)["Table"]
+        table = client.describe_table(TableName=name).get("Table")
     except ClientError as e:
         if e.response["Error"]["Code"] != "ResourceNotFoundException":
             raise TargetError(f"cannot describe table {name!r}: {e}") from None
     else:
+        if not isinstance(table, dict) or not isinstance(table.get("KeySchema"), list):
+            # A server that answers JSON but is not DynamoDB (a web server answering {}).
+            raise TargetError(
+                f"{client.meta.endpoint_url} answered DescribeTable {name!r} without a table "
+                f"description (got {str(table)[:80]}); expected a DynamoDB endpoint"
+            )
         want, have = _key_schema(request["KeySchema"]), _key_schema(table["KeySchema"])
         if want != have:
             raise ConfigError(

@@ -10,7 +10,7 @@ import pytest
 from loadgen.errors import ConfigError
 from loadgen.model.capacity import Charge, cost_of
 from loadgen.model.hashing import bucket_of
-from loadgen.model.partitions import PartitionModel, Throttle
+from loadgen.model.partitions import MAX_PARTITIONS, PartitionModel, Throttle
 from loadgen.model.schema import TableSchema
 
 
@@ -379,3 +379,13 @@ def test_same_seed_same_splits() -> None:
         return [p.start for p in model.snapshot()[0].partitions]
 
     assert splits(1) == splits(1)
+
+
+def test_partitions_stay_bounded_whatever_the_capacity() -> None:
+    # 10^12 units once made about 10^9 partition bounds and took all of the machine's memory.
+    model = PartitionModel(clock=Clock())
+    model.create_table(schema(rcu=10**12, wcu=10**12, gsi={"rcu": 10**12, "wcu": 10**12}))
+    model.update_table(schema(rcu=10**15, wcu=10**15, gsi={"rcu": 10**15, "wcu": 10**15}))
+    counts = [len(stats.partitions) for stats in model.snapshot()]
+    assert counts == [MAX_PARTITIONS, MAX_PARTITIONS]
+    assert model.admit([Charge("t", None, "write", 1.0, "k")]) is None

@@ -1,0 +1,59 @@
+"""Backend failures as DynamoDB-shaped, retryable errors.
+
+Whatever goes wrong behind the emulator (an upstream that refuses connections, times out,
+restarts, or answers something that is not DynamoDB's JSON; moto raising) the client gets what
+DynamoDB sends when it fails on its side: HTTP 500 ``InternalServerError`` with a JSON body,
+which every SDK retries. Never a hang, an HTML page passed through, or a dropped connection.
+"""
+
+from __future__ import annotations
+
+import json
+
+from loadgen.emulator.wire import dumps, error_body, internal_error
+
+__all__ = ["backend_raised", "unavailable", "unusable_answer"]
+
+_VALIDATION = "com.amazon.coral.validate#ValidationException"
+
+
+def unavailable(reason: object) -> tuple[int, bytes]:
+    """Status and body for a backend that gave no answer (refused, reset, timed out)."""
+    return 500, dumps(internal_error(f"Backend unavailable: {reason}"))
+
+
+def backend_raised(error: Exception) -> tuple[int, bytes]:
+    """Status and body for an in-process backend (moto) that raised instead of answering.
+
+    The request has passed `loadgen.emulator.validation`, so what is left is what moto's own
+    checks miss (an expression it cannot parse raises ValueError where DynamoDB answers a
+    ValidationException). The same request would raise again, so the answer is a 400 naming
+    the failure, not a 500 that SDKs retry up to ten times.
+    """
+    message = f"One or more parameter values were invalid: {type(error).__name__}: {error}"
+    return 400, dumps(error_body(_VALIDATION, message[:1000]))
+
+
+def unusable_answer(status: int, body: bytes) -> tuple[int, bytes] | None:
+    """Status and body to send instead of a backend's answer, or None if it can be sent.
+
+    A DynamoDB answer is a JSON object (errors too); an empty body is accepted only with 200
+    (moto answers some control-plane calls so). Anything else (an HTML error page, a web
+    server's redirect, truncated JSON) is the backend failing, not the request.
+    """
+    if not 100 <= status <= 599:
+        return 500, dumps(internal_error(f"Backend answered HTTP status {status}"))
+    if not body:
+        return None if status == 200 else (500, dumps(internal_error()))
+    if status == 200:
+        # The hot path: every answer passes here, so only a cheap look at a success.
+        stripped = body.strip()
+        if stripped.startswith(b"{") and stripped.endswith(b"}"):
+            return None
+    try:
+        parsed = json.loads(body)
+    except (ValueError, RecursionError):
+        parsed = None
+    if isinstance(parsed, dict):
+        return None
+    return 500, dumps(internal_error("Backend answered something that is not DynamoDB's JSON"))

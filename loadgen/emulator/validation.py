@@ -1,0 +1,514 @@
+"""Checking every request as DynamoDB does, before the partition model or a backend sees it.
+
+Two passes, in DynamoDB's order. First the request is read against DynamoDB's API model as
+botocore ships it (`botocore`'s ``dynamodb`` service model): a member of the wrong JSON type
+is a 400 ``SerializationException`` at once; then every constraint of the model is checked
+(required members, enums, lengths, ranges, list and map sizes) and all violations are reported
+together in one 400 ``ValidationException``, worded as DynamoDB words them ("1 validation error
+detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null").
+Second, the limits DynamoDB adds to its model: attribute values with exactly one type, numbers
+DynamoDB can store, items up to 400 KB, documents nested at most 32 levels, batches and
+transactions no larger than DynamoDB takes.
+
+Where DynamoDB's own message is known (from DynamoDB Local, AWS's engine) it is used word for
+word. Unknown members are ignored, as DynamoDB ignores them.
+
+    >>> validate("GetItem", {"Key": {"pk": {"S": "a"}}})
+    Traceback (most recent call last):
+    ...
+    loadgen.emulator.wire.WireError: 1 validation error detected: Value null at 'tableName' \
+failed to satisfy constraint: Member must not be null
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from typing import Any
+
+from botocore.model import ListShape, MapShape, ServiceModel, Shape, StructureShape
+
+from loadgen.emulator.wire import CORAL, WireError
+from loadgen.errors import ConfigError
+from loadgen.model.itemsize import item_size
+
+__all__ = [
+    "MAX_BATCH_GET_KEYS",
+    "MAX_BATCH_WRITE_REQUESTS",
+    "MAX_ITEM_BYTES",
+    "MAX_NESTING_LEVELS",
+    "MAX_TRANSACTION_ACTIONS",
+    "VALIDATION",
+    "validate",
+]
+
+VALIDATION = "com.amazon.coral.validate#ValidationException"
+"""DynamoDB's ``__type`` for a request that breaks a constraint."""
+_SERIALIZATION = CORAL + "SerializationException"
+
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+MAX_ITEM_BYTES = 400 * 1024
+"""Largest item, attribute names and values together."""
+MAX_NESTING_LEVELS = 32
+"""Deepest nesting of lists and maps in an attribute value."""
+MAX_BATCH_GET_KEYS = 100
+"""Keys one BatchGetItem may ask for, over all its tables."""
+MAX_BATCH_WRITE_REQUESTS = 25
+"""Put and delete requests in one BatchWriteItem, over all its tables."""
+MAX_TRANSACTION_ACTIONS = 100
+"""Actions in one TransactWriteItems or TransactGetItems."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
+_NUMBER_DIGITS = 38
+_NUMBER_MAX_EXPONENT = 126  # magnitudes below 1E+126 ...
+_NUMBER_MIN_EXPONENT = -130  # ... and from 1E-130
+_TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
+_TABLE_NAME_MESSAGE = (
+    "Invalid table/index name.  Table/index names must be between 3 and 255 characters long, "
+    "and may contain only the characters a-z, A-Z, 0-9, '_', '-', and '.'"
+)
+_EXPRESSIONS = (
+    "KeyConditionExpression",
+    "UpdateExpression",
+    "ConditionExpression",
+    "FilterExpression",
+    "ProjectionExpression",
+)
+_PLACEHOLDER = re.compile(r"([#:])([A-Za-z0-9_]+)")
+# Structures of which a request sets exactly one member (the model does not say so).
+_ONE_OF = {
+    "TransactWriteItem": frozenset({"ConditionCheck", "Put", "Delete", "Update"}),
+    "WriteRequest": frozenset({"PutRequest", "DeleteRequest"}),
+}
+_ONE_OF_MESSAGES = {
+    "TransactWriteItem": "TransactItems can only contain one of Check, Put, Update or Delete",
+    "WriteRequest": "Supplied WriteRequest must contain exactly one of PutRequest or DeleteRequest",
+}
+_WRITE_ITEMS = {"PutItem": "Item"}  # where a request carries a whole item to store
+
+
+@cache
+def _service() -> ServiceModel:
+    from botocore.loaders import Loader
+
+    loader = Loader()
+    return ServiceModel(loader.load_service_model("dynamodb", "service-2"), "dynamodb")
+
+
+@dataclass(eq=False, slots=True)
+class _Node:
+    """One shape of the model, read once into what `_walk` needs (botocore's shapes compute
+    their metadata on every access: ten times slower)."""
+
+    name: str
+    kind: str
+    low: int | None = None
+    high: int | None = None
+    enum: frozenset[str] = frozenset()
+    enum_text: str = ""
+    pattern: re.Pattern[str] | None = None
+    pattern_text: str = ""
+    members: dict[str, tuple[_Node, str]] = field(default_factory=dict)
+    """Member name to its node and its name in messages (lower camel case)."""
+    required: tuple[tuple[str, str], ...] = ()
+    element: _Node | None = None
+    """A list's member, a map's value."""
+    key: _Node | None = None
+    expressions: bool = False
+    """Carries ExpressionAttributeNames (and so expressions to check)."""
+
+
+def _compile(shape: Shape, nodes: dict[str, _Node]) -> _Node:
+    node = nodes.get(shape.name)
+    if node is not None:  # also ends the recursion of AttributeValue in M and L
+        return node
+    metadata = shape.metadata
+    node = _Node(shape.name, shape.type_name, metadata.get("min"), metadata.get("max"))
+    nodes[shape.name] = node
+    enum = metadata.get("enum")
+    if enum:
+        node.enum, node.enum_text = frozenset(enum), ", ".join(enum)
+    if "pattern" in metadata:
+        node.pattern, node.pattern_text = _pattern(metadata["pattern"]), metadata["pattern"]
+    if isinstance(shape, StructureShape):
+        for name, member in shape.members.items():
+            node.members[name] = (_compile(member, nodes), name[:1].lower() + name[1:])
+        node.required = tuple((name, node.members[name][1]) for name in shape.required_members)
+        node.expressions = "ExpressionAttributeNames" in shape.members
+    elif isinstance(shape, ListShape):
+        node.element = _compile(shape.member, nodes)
+    elif isinstance(shape, MapShape):
+        node.key, node.element = _compile(shape.key, nodes), _compile(shape.value, nodes)
+    return node
+
+
+@cache
+def _input_node(operation: str) -> _Node | None:
+    try:
+        shape = _service().operation_model(operation).input_shape
+    except Exception:  # botocore's OperationNotFoundError: the caller has checked the name
+        return None
+    return None if shape is None else _compile(shape, _nodes())
+
+
+@cache
+def _nodes() -> dict[str, _Node]:
+    return {}  # shared by all operations: each shape is read once
+
+
+@cache
+def _pattern(expression: str) -> re.Pattern[str] | None:
+    # The model's patterns are Java's; the few Python cannot compile (\p{Print}) are skipped.
+    try:
+        return re.compile(expression)
+    except re.error:
+        return None
+
+
+def validate(operation: str, payload: Mapping[str, Any], body_bytes: int | None = None) -> None:
+    """Raise a `WireError` with DynamoDB's answer if ``payload`` is no valid ``operation``.
+
+    ``operation`` must be one botocore's model knows (`loadgen.emulator.wire.operation_of`).
+    ``body_bytes``, the size of the JSON text, spares measuring items that cannot be too large.
+    """
+    node = _input_node(operation)
+    if node is None:
+        return
+    errors: list[str] = []
+    _walk(node, payload, "", errors, 0)
+    if errors:
+        count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected: "
+        raise WireError(400, VALIDATION, count + "; ".join(errors))
+    _semantics(operation, payload, body_bytes is None or body_bytes > MAX_ITEM_BYTES)
+
+
+# --- the model's shapes -------------------------------------------------------------------
+
+
+def _walk(node: _Node, value: Any, path: str, errors: list[str], depth: int) -> None:
+    """Check ``value`` against ``node``: raise at a type error, collect constraint errors."""
+    kind = node.kind
+    if kind == "structure":
+        if not isinstance(value, dict):
+            raise _type_error(value, "structure")
+        if node.name == "AttributeValue":
+            _attribute_value(value, depth)
+        elif node.name in _ONE_OF:
+            _one_of(node.name, value)
+        if node.expressions:
+            _placeholders(value)
+        for name, camel in node.required:
+            if value.get(name) is None:
+                errors.append(_null(_join(path, camel)))
+        members = node.members
+        for name, child in value.items():
+            if child is None or name not in members:
+                continue  # unknown members are ignored, as DynamoDB ignores them
+            member, camel = members[name]
+            _walk(member, child, _join(path, camel), errors, depth + (name in ("M", "L")))
+    elif kind == "list":
+        if not isinstance(value, list):
+            raise _type_error(value, "list")
+        _length(node, value, len(value), path, errors)
+        assert node.element is not None
+        for i, element in enumerate(value, start=1):
+            if element is None:
+                errors.append(_null(f"{path}.{i}.member"))
+            else:
+                _walk(node.element, element, f"{path}.{i}.member", errors, depth)
+    elif kind == "map":
+        if not isinstance(value, dict):
+            raise _type_error(value, "map")
+        _length(node, value, len(value), path, errors)
+        assert node.key is not None and node.element is not None
+        for key, element in value.items():
+            _walk(node.key, key, f"{path}.{key}.key", errors, depth)
+            if element is None:
+                errors.append(_null(f"{path}.{key}.member"))
+            else:
+                _walk(node.element, element, f"{path}.{key}.member", errors, depth)
+    elif kind == "string":
+        if not isinstance(value, str):
+            raise _type_error(value, "String")
+        _string(node, value, path, errors)
+    elif kind in ("integer", "long"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _type_error(value, "an Integer" if kind == "integer" else "a Long")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise WireError(400, _SERIALIZATION, f"{value} can not be converted to a number")
+        bits = 31 if kind == "integer" else 63  # Java's int and long
+        if not -(2**bits) <= value < 2**bits:
+            raise WireError(400, _SERIALIZATION, f"Numeric value ({value}) out of range of {kind}")
+        _range(node, int(value), path, errors)  # DynamoDB truncates a fraction
+    elif kind in ("double", "float", "timestamp"):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise _type_error(value, "a number")
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            raise _type_error(value, "a Boolean")
+    elif kind == "blob":
+        if not isinstance(value, str):
+            raise _type_error(value, "a Blob")
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise WireError(
+                400,
+                _SERIALIZATION,
+                f"Base64 encoded length is expected a multiple of 4 bytes but found: {len(value)}",
+            ) from None
+        _length(node, value, len(value) * 3 // 4, path, errors)
+
+
+def _null(path: str) -> str:
+    return f"Value null at '{path}' failed to satisfy constraint: Member must not be null"
+
+
+def _one_of(shape: str, value: Mapping[str, Any]) -> None:
+    present = [name for name, v in value.items() if v is not None and name in _ONE_OF[shape]]
+    if len(present) != 1:
+        raise WireError(400, VALIDATION, _ONE_OF_MESSAGES[shape])
+
+
+def _placeholders(request: Mapping[str, Any]) -> None:
+    """Every ``#name`` and ``:value`` of a request's expressions defined, and every one used."""
+    expressions = {
+        kind: text for kind in _EXPRESSIONS if isinstance(text := request.get(kind), str)
+    }
+    used: dict[str, set[str]] = {"#": set(), ":": set()}
+    for kind, text in expressions.items():
+        if not text.strip():
+            raise WireError(400, VALIDATION, f"Invalid {kind}: The expression can not be empty;")
+        for sigil, token in _PLACEHOLDER.findall(text):
+            used[sigil].add(sigil + token)
+    for sigil, member, what in (
+        ("#", "ExpressionAttributeNames", "name used in the document path"),
+        (":", "ExpressionAttributeValues", "value used in expression"),
+    ):
+        given = request.get(member)
+        defined = set(given) if isinstance(given, dict) else set()
+        for kind, text in expressions.items():
+            for token_sigil, token in _PLACEHOLDER.findall(text):
+                if token_sigil == sigil and sigil + token not in defined:
+                    raise WireError(
+                        400,
+                        VALIDATION,
+                        f"Invalid {kind}: An expression attribute {what} is not defined; "
+                        f"attribute {'name' if sigil == '#' else 'value'}: {sigil}{token}",
+                    )
+        if given is not None and not expressions:
+            raise WireError(
+                400, VALIDATION, f"{member} can only be specified when using expressions"
+            )
+        unused = sorted(defined - used[sigil])
+        if unused:
+            raise WireError(
+                400,
+                VALIDATION,
+                f"Value provided in {member} unused in expressions: keys: {{{', '.join(unused)}}}",
+            )
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _type_error(value: Any, expected: str) -> WireError:
+    """SerializationException worded as DynamoDB's JSON reader words it."""
+    if isinstance(value, dict):
+        message = "Start of structure or map found where not expected."
+    elif isinstance(value, list):
+        message = "Start of list found where not expected"
+    else:
+        token = {bool: f"{str(value).upper()}_VALUE", str: "STRING_VALUE"}.get(
+            type(value), "NUMBER_VALUE"
+        )
+        if expected in ("structure", "map", "list"):
+            message = f"Unexpected value type in payload: {token} where a {expected} is expected"
+        else:
+            message = f"{token} can not be converted to {expected}"
+    return WireError(400, _SERIALIZATION, message)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str | int | float):
+        return str(value)
+    return "[...]" if isinstance(value, list) else "{...}"
+
+
+def _length(node: _Node, value: Any, length: int, path: str, errors: list[str]) -> None:
+    low, high = node.low, node.high
+    if low is not None and length < low:
+        errors.append(f"{_prefix(value, path)} length greater than or equal to {low}")
+    elif high is not None and length > high:
+        errors.append(f"{_prefix(value, path)} length less than or equal to {high}")
+
+
+def _range(node: _Node, value: int, path: str, errors: list[str]) -> None:
+    low, high = node.low, node.high
+    if low is not None and value < low:
+        errors.append(f"{_prefix(value, path)} value greater than or equal to {low}")
+    elif high is not None and value > high:
+        errors.append(f"{_prefix(value, path)} value less than or equal to {high}")
+
+
+def _prefix(value: Any, path: str) -> str:
+    return f"Value '{_show(value)}' at '{path}' failed to satisfy constraint: Member must have"
+
+
+def _string(node: _Node, value: str, path: str, errors: list[str]) -> None:
+    if node.enum and value not in node.enum:
+        errors.append(
+            f"Value '{value}' at '{path}' failed to satisfy constraint: Member must satisfy "
+            f"enum value set: [{node.enum_text}]"
+        )
+        return
+    _length(node, value, len(value), path, errors)
+    if node.pattern is not None and node.pattern.fullmatch(value) is None:
+        errors.append(
+            f"Value '{value}' at '{path}' failed to satisfy constraint: Member must satisfy "
+            f"regular expression pattern: {node.pattern_text}"
+        )
+    # A name, not an ARN: DynamoDB holds it to the rules of table names.
+    # (At the top level only: inside batches and transactions DynamoDB Local looks the name
+    # up and answers ResourceNotFoundException.)
+    named = path == "tableName" and not value.startswith("arn:")
+    if named and _TABLE_NAME.fullmatch(value) is None:
+        raise WireError(400, VALIDATION, _TABLE_NAME_MESSAGE)
+
+
+# --- attribute values ---------------------------------------------------------------------
+
+
+def _attribute_value(value: Mapping[str, Any], depth: int) -> None:
+    """DynamoDB's rules for one ``{"S": ...}``-style value, beyond what the model says."""
+    present = [tag for tag, v in value.items() if v is not None]
+    if depth > MAX_NESTING_LEVELS:
+        raise WireError(400, VALIDATION, "Nesting Levels have exceeded supported limits")
+    if not present:
+        raise WireError(
+            400,
+            VALIDATION,
+            "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",
+        )
+    if len(present) > 1:
+        raise WireError(
+            400,
+            VALIDATION,
+            "Supplied AttributeValue has more than one datatypes set, must contain exactly one "
+            "of the supported datatypes",
+        )
+    (tag,) = present
+    member = value[tag]
+    if tag == "N" and isinstance(member, str):
+        _number(member)
+    elif tag == "NS" and isinstance(member, list):
+        for number in member:
+            if isinstance(number, str):
+                _number(number)
+    elif tag == "NULL" and member is False:
+        raise WireError(
+            400,
+            VALIDATION,
+            "One or more parameter values were invalid: Null attribute value types must have "
+            "the value of true",
+        )
+    if tag in ("SS", "NS", "BS") and isinstance(member, list):
+        if not member:
+            kind = {"SS": "string", "NS": "number", "BS": "binary"}[tag]
+            raise WireError(
+                400,
+                VALIDATION,
+                f"One or more parameter values were invalid: An {kind} set  may not be empty",
+            )
+        if all(isinstance(m, str) for m in member) and len(set(member)) != len(member):
+            raise WireError(
+                400,
+                VALIDATION,
+                f"One or more parameter values were invalid: Input collection "
+                f"[{', '.join(member)}] contains duplicates",
+            )
+
+
+def _number(text: str) -> None:
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        number = Decimal("NaN")
+    if not number.is_finite() or text.strip() != text or "_" in text:
+        raise WireError(400, VALIDATION, "A value provided cannot be converted into a number")
+    if number.is_zero():
+        return
+    digits = number.normalize().as_tuple().digits
+    if len(digits) > _NUMBER_DIGITS:
+        raise WireError(
+            400, VALIDATION, "Attempting to store more than 38 significant digits in a Number"
+        )
+    magnitude = number.copy_abs().adjusted()
+    if magnitude >= _NUMBER_MAX_EXPONENT:
+        raise WireError(
+            400,
+            VALIDATION,
+            "Number overflow. Attempting to store a number with magnitude larger than "
+            "supported range",
+        )
+    if magnitude < _NUMBER_MIN_EXPONENT:
+        raise WireError(
+            400,
+            VALIDATION,
+            "Number underflow. Attempting to store a number with magnitude smaller than "
+            "supported range",
+        )
+
+
+# --- DynamoDB's limits beyond the model ---------------------------------------------------
+
+
+def _semantics(operation: str, payload: Mapping[str, Any], measure: bool) -> None:
+    """Sizes of batches, transactions and items (the model has passed: shapes are right).
+
+    An item's size never exceeds its JSON text's, so a body of 400 KB or less (``measure``
+    False) holds no item that is too large.
+    """
+    items: list[Mapping[str, Any]] = []
+    if operation in _WRITE_ITEMS:
+        items.append(payload[_WRITE_ITEMS[operation]])
+    elif operation == "BatchGetItem":
+        requests = payload["RequestItems"]
+        if not requests:
+            raise WireError(400, VALIDATION, "BatchGetItem must have some requests set")
+        if sum(len(spec.get("Keys") or ()) for spec in requests.values()) > MAX_BATCH_GET_KEYS:
+            raise WireError(400, VALIDATION, "Too many items requested for the BatchGetItem call")
+    elif operation == "BatchWriteItem":
+        requests = payload["RequestItems"]
+        if not requests:
+            raise WireError(400, VALIDATION, "BatchWriteItem cannot have a null or no requests set")
+        if sum(len(entries) for entries in requests.values()) > MAX_BATCH_WRITE_REQUESTS:
+            raise WireError(
+                400,
+                VALIDATION,
+                "1 validation error detected: Value at 'requestItems' failed to satisfy "
+                "constraint: Member must have length less than or equal to 25",
+            )
+        for entries in requests.values():
+            for entry in entries:
+                put = entry.get("PutRequest")
+                if isinstance(put, dict) and isinstance(put.get("Item"), dict):
+                    items.append(put["Item"])
+    elif operation == "TransactWriteItems":
+        for action in payload["TransactItems"]:
+            put = action.get("Put")
+            if isinstance(put, dict) and isinstance(put.get("Item"), dict):
+                items.append(put["Item"])
+    for item in items if measure else ():
+        try:
+            size = item_size(item)
+        except (ConfigError, TypeError, ValueError, AttributeError):
+            continue  # a shape the model has let pass, for the backend to judge
+        if size > MAX_ITEM_BYTES:
+            raise WireError(400, VALIDATION, "Item size has exceeded the maximum allowed size")
