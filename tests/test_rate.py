@@ -211,13 +211,15 @@ def test_config_file_rates_and_stages_become_the_workloads_flags() -> None:
     assert RunConfig("counter").load_argv(0.1) == []  # the closed model
 
 
-def test_a_config_file_with_users_and_rates_is_refused(tmp_path: Path, capsys) -> None:
-    from loadgen.cli import main
-
+def test_a_config_file_with_users_and_rates_is_refused(tmp_path: Path) -> None:
+    # In a child, as users run it: loadgen.cli imports locust, whose gevent patching would
+    # reach every test after this one in the same process.
     config = tmp_path / "run.yaml"
     config.write_text("users: 10\nrates:\n  increment: 100\nstages:\n  - {duration: 5s}\n")
-    assert main(["run", "counter", "--config", str(config)]) == 2
-    assert "--users 10 and a rate exclude each other" in capsys.readouterr().err
+    refused = loadgen("run", "counter", "--config", str(config))
+    assert refused.returncode == 2
+    assert "--users 10 and a rate exclude each other" in refused.stderr
     config.write_text("rates:\n  increment: 100\nstages:\n  - {duration: 5s}\n")
-    assert main(["run", "counter", "--config", str(config)]) == 2
-    assert "stages: expected entries like {duration: 30s, rate: 1000}" in capsys.readouterr().err
+    refused = loadgen("run", "counter", "--config", str(config))
+    assert refused.returncode == 2
+    assert "stages: expected entries like {duration: 30s, rate: 1000}" in refused.stderr

@@ -10,15 +10,16 @@ corpus, so a failure names the request that caused it.
 
 from __future__ import annotations
 
-import asyncio
 import copy
+import http.client
 import json
 import random
+import threading
+import urllib.parse
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
-
-import aiohttp
 
 TABLE = "fuzz_table"
 """The table every request names: key ``pk`` (S), on-demand."""
@@ -311,27 +312,57 @@ def corpus(count: int, seed: int = 0) -> list[Case]:
     return cases
 
 
-async def _send_all(
-    urls: Sequence[str], cases: Sequence[Case], concurrency: int
-) -> list[list[Answer]]:
+def _send_all(urls: Sequence[str], cases: Sequence[Case], concurrency: int) -> list[list[Answer]]:
+    """Each case to every url in turn, from ``concurrency`` threads on keep-alive connections.
+
+    Threads rather than an event loop: where locust was imported, gevent has made threads
+    greenlets and an `EmulatorServer` loop may already run in this OS thread.
+    """
     answers: list[list[Answer]] = [[] for _ in cases]
     queue = iter(range(len(cases)))
-    timeout = aiohttp.ClientTimeout(total=60)
-    async with aiohttp.ClientSession(timeout=timeout) as session:
+    lock = threading.Lock()
 
-        async def worker() -> None:
-            for i in queue:
+    def next_index() -> int | None:
+        with lock:
+            return next(queue, None)
+
+    def worker() -> None:
+        parsed = [urllib.parse.urlsplit(url) for url in urls]
+        connections = [http.client.HTTPConnection(p.netloc, timeout=60) for p in parsed]
+        try:
+            while (i := next_index()) is not None:
                 case = cases[i]
                 headers = dict(HEADERS)
                 if case.target is not None:
                     headers["X-Amz-Target"] = case.target
-                for url in urls:
-                    async with session.post(url, data=case.body, headers=headers) as reply:
-                        body = await reply.read()
-                    answers[i].append(Answer(reply.status, _code(body), body))
+                for n, connection in enumerate(connections):
+                    answers[i].append(_post(connection, parsed[n].path or "/", case.body, headers))
+        finally:
+            for connection in connections:
+                connection.close()
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    with ThreadPoolExecutor(concurrency) as pool:
+        for future in [pool.submit(worker) for _ in range(concurrency)]:
+            future.result()
     return answers
+
+
+def _post(
+    connection: http.client.HTTPConnection, path: str, body: bytes, headers: dict[str, str]
+) -> Answer:
+    for attempt in (1, 2):  # a server may close a kept-alive connection after an error
+        try:
+            connection.request("POST", path, body=body, headers=headers)
+            reply = connection.getresponse()
+            data = reply.read()
+            if reply.getheader("Connection", "").lower() == "close":
+                connection.close()
+            return Answer(reply.status, _code(data), data)
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            connection.close()
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def dynamodb_local_is_the_oracle(case: Case, direct: Answer) -> bool:
@@ -350,7 +381,7 @@ def dynamodb_local_is_the_oracle(case: Case, direct: Answer) -> bool:
 
 def send(url: str, cases: Sequence[Case], concurrency: int = 32) -> list[Answer]:
     """Send every case to ``url``, ``concurrency`` at once; the answers in corpus order."""
-    return [answers[0] for answers in asyncio.run(_send_all([url], cases, concurrency))]
+    return [answers[0] for answers in _send_all([url], cases, concurrency)]
 
 
 def send_to_both(
@@ -365,7 +396,7 @@ def send_to_both(
     others = [i for i in range(len(cases)) if i not in set(creates)]
     pairs: dict[int, tuple[Answer, Answer]] = {}
     for indices, width in ((others, concurrency), (creates, 1)):
-        answered = asyncio.run(_send_all([first, second], [cases[i] for i in indices], width))
+        answered = _send_all([first, second], [cases[i] for i in indices], width)
         for i, (a, b) in zip(indices, answered, strict=True):
             pairs[i] = (a, b)
     return [pairs[i] for i in range(len(cases))]
