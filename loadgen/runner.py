@@ -270,13 +270,14 @@ class EmulatorDefaults:
 # engine serves here (a few hundred requests/s) while its good design does not. Orders runs
 # a few dozen transactions/s of many units each: a lower scale brings its hot status key
 # under its ceiling, and provisioned capacity keeps the whole table clear of the on-demand
-# warm throughput, so only hot keys throttle.
+# warm throughput, so only hot keys throttle. The table and its two GSIs share the account's
+# default quota of 80,000 units each way, so each gets 26,000.
 EMULATOR_DEFAULTS = {
     "orders": EmulatorDefaults(
         scale=0.02,
         billing=(
-            "--billing-mode", "provisioned", "--read-capacity", "40000",
-            "--write-capacity", "40000",
+            "--billing-mode", "provisioned", "--read-capacity", "26000",
+            "--write-capacity", "26000",
         ),
     ),
 }  # fmt: skip

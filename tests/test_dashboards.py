@@ -262,8 +262,8 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
             extra = {
                 "sensor": ["--users", "6"],
                 "orders": [
-                    "--users", "4", "--billing-mode", "provisioned", "--read-capacity", "40000",
-                    "--write-capacity", "40000",
+                    "--users", "4", "--billing-mode", "provisioned", "--read-capacity", "26000",
+                    "--write-capacity", "26000",
                 ],
             }  # fmt: skip
             started = time.time()
