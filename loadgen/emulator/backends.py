@@ -20,9 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector
-
 from loadgen.emulator.faults import backend_raised
+from loadgen.emulator.upstream import ConnectionPool, UpstreamError
 from loadgen.emulator.wire import JSON_CONTENT_TYPE
 from loadgen.errors import ConfigError
 
@@ -233,29 +232,24 @@ class UpstreamBackend:
         self.name = f"upstream {self.url}"
         self.timeout = timeout
         self._connections = connections
-        self._session: ClientSession | None = None
+        self._pool: ConnectionPool | None = None
 
     async def start(self) -> None:
-        self._session = ClientSession(
-            connector=TCPConnector(limit=self._connections),
-            timeout=ClientTimeout(total=self.timeout),
-            # Add nothing the client did not send: extra headers are harmless, but a
-            # client-side default would be a surprise in a capture of what went upstream.
-            skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
-            trust_env=False,
-        )
+        # Nothing is added to what the client sent but Host (when it sent none) and the
+        # body's length: a capture of what went upstream shows the client's request.
+        self._pool = ConnectionPool(self.url, timeout=self.timeout, connections=self._connections)
 
     async def call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
-        assert self._session is not None, "UpstreamBackend.start() was not awaited"
+        assert self._pool is not None, "UpstreamBackend.start() was not awaited"
         try:
-            async with self._session.post(self.url + path, data=body, headers=headers) as reply:
-                return BackendResponse(reply.status, dict(reply.headers), await reply.read())
-        except (ClientError, TimeoutError, OSError) as exc:
-            raise BackendUnavailable(f"{self.url}: {exc or type(exc).__name__}") from exc
+            status, answer_headers, data = await self._pool.post(path, headers, body)
+        except UpstreamError as exc:
+            raise BackendUnavailable(f"{self.url}: {exc}") from exc
+        return BackendResponse(status, answer_headers, data)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        if self._pool is not None:
+            await self._pool.close()
 
 
 class NullBackend:
