@@ -92,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
         help="partition model scale: every ceiling and capacity times this "
         "(default 0.1; orders 0.02)",
     )
+    run.add_argument(
+        "--engine",
+        help="engine of the embedded target: auto (default: DynamoDB Local where Java runs, "
+        "else moto), dynamodb-local or moto",
+    )
     run.add_argument("--aws", action="store_true", help="run against real DynamoDB")
     run.add_argument("--region", help="AWS region")
     run.add_argument(

@@ -78,6 +78,8 @@ class RunConfig:
     """Put the partition model in front of ``endpoint`` too."""
     client: str = "boto3"
     """The DynamoDB client the users call through: ``boto3`` or ``fast``."""
+    engine: str = "auto"
+    """The embedded target's engine: ``auto`` (DynamoDB Local where Java runs), or by name."""
     gate: str | None = None
     """A thresholds file to gate the results with (`loadgen.verdict.checks`) after the run."""
     report: str | None = None
@@ -153,6 +155,10 @@ class RunConfig:
             raise ConfigError(f"--scale must be > 0 (got {self.scale})")
         if self.client not in ("boto3", "fast"):
             raise ConfigError(f"--client must be boto3 or fast (got {self.client!r})")
+        if self.engine not in ("auto", "dynamodb-local", "moto"):
+            raise ConfigError(
+                f"--engine must be auto, dynamodb-local or moto (got {self.engine!r})"
+            )
         if self.aws and self.endpoint:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
         self.duration_s()
@@ -254,6 +260,8 @@ class Target:
     """The emulator's capacity scale, when the partition model stands in front."""
     reports_capacity: bool = True
     """Whether responses carry real ConsumedCapacity (moto's are constants)."""
+    engine: str | None = None
+    """The embedded engine (``dynamodb-local`` or ``moto``) when the harness started one."""
 
 
 @dataclass(frozen=True)
@@ -306,12 +314,17 @@ def _target(config: RunConfig) -> Iterator[Target]:
     billing_flags = ("--billing-mode", "--read-capacity", "--write-capacity")
     if not any(arg.split("=")[0] in billing_flags for arg in config.locust_args):
         config.locust_args += defaults.billing
-    with EmbeddedEmulator(scale=scale, seed=config.seed, upstream=endpoint) as emulator:
-        behind = endpoint or "embedded moto"
+    embedded = EmbeddedEmulator(
+        scale=scale, seed=config.seed, upstream=endpoint, engine=config.engine
+    )
+    if embedded.engine is not None and embedded.engine.warning is not None:
+        print(f"Warning: {embedded.engine.warning}", file=sys.stderr, flush=True)
+    with embedded as emulator:
         yield Target(
             emulator.endpoint_url,
-            f"{_EMBEDDED} emulator ({emulator.endpoint_url}) in front of {behind}",
+            f"{_EMBEDDED} emulator ({emulator.endpoint_url}) in front of {emulator.behind}",
             scale=scale,
+            engine=None if emulator.engine is None else emulator.engine.name,
         )
 
 
@@ -434,6 +447,7 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
         workload=config.workload,
         users=None if config.open_model else config.users,
         target=target.description,
+        engine=target.engine,
         scale=target.scale,
         interrupted=interrupted,
     )

@@ -17,6 +17,7 @@ import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
+from loadgen.emulator.engines import Engine, choose_engine
 from loadgen.errors import ConfigError, TargetError
 from loadgen.targets import local as targets
 
@@ -44,7 +45,7 @@ class EmbeddedEmulator(targets._LocalTarget):
     """
 
     name = "emulator"
-    default_startup_timeout = 30.0
+    default_startup_timeout = 60.0  # DynamoDB Local's JVM starts and warms up within it
 
     def __init__(
         self,
@@ -52,6 +53,7 @@ class EmbeddedEmulator(targets._LocalTarget):
         scale: float | None = None,
         seed: int | None = None,
         upstream: str | None = None,
+        engine: str = "auto",
         extra_args: Sequence[str] = (),
         startup_timeout: float | None = None,
     ) -> None:
@@ -62,7 +64,16 @@ class EmbeddedEmulator(targets._LocalTarget):
         """Factor on every AWS capacity figure."""
         self.seed = seed
         self.upstream = upstream
+        self.engine: Engine | None = None if upstream is not None else choose_engine(engine)
+        """The embedded engine behind the emulator (None when it forwards to ``upstream``)."""
         self.extra_args = tuple(extra_args)
+
+    @property
+    def behind(self) -> str:
+        """What answers the requests the emulator admits, for a startup line."""
+        if self.engine is None:
+            return str(self.upstream)
+        return f"embedded {self.engine.description}"
 
     def _command(self, port: int, workdir: Path) -> list[str]:
         command = [sys.executable, "-m", "loadgen.emulator", "--port", str(port)]
@@ -71,6 +82,8 @@ class EmbeddedEmulator(targets._LocalTarget):
             command += ["--seed", str(self.seed)]
         if self.upstream is not None:
             command += ["--upstream", self.upstream]
+        if self.engine is not None:
+            command += ["--engine", self.engine.name]
         return command + list(self.extra_args)
 
     def _start(self) -> None:

