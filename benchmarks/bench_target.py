@@ -1,0 +1,330 @@
+"""What the local targets carry, against the load generator's own ceiling, in one run.
+
+One Locust process (``loadgen run counter --design sharded --client fast --users 20``) is
+pointed in turn at:
+
+- a null endpoint answering at once: the load generator's ceiling;
+- the emulator forwarding to that null endpoint: what the emulator itself costs;
+- the embedded target with each engine (``--engine dynamodb-local`` and ``--engine moto``),
+  started as ``loadgen run`` starts it.
+
+For each it prints requests/s, p50, the target's CPU per request (the emulator and its engine
+process, read from /proc) beside the load generator's, and the ratios the target issue asks
+for. Then, per engine, rate and Query latency against table size: the table is filled to
+10^3 ... 2x10^5 items (BatchWriteItem through the emulator) and at each size a sequential
+Query median and a short run's rate are measured. Then the emulator's added latency at half
+its maximum rate (open model, p50 through the emulator minus p50 direct to the null endpoint).
+
+    .venv/bin/python benchmarks/bench_target.py [--seconds 15] [--sizes 1000,10000,100000,200000]
+
+Figures move with the machine's load: quote the ratios, measured side by side in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from null_server import null_endpoint  # noqa: E402
+
+from loadgen.emulator.embedded import EmbeddedEmulator  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+LOADGEN = [sys.executable, "-m", "loadgen"]
+TICKS = os.sysconf("SC_CLK_TCK")
+AUTHORIZATION = (
+    "AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, "
+    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=0"
+)
+ENV = {
+    **os.environ,
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+# --- measuring ----------------------------------------------------------------------------
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds used so far by `pid` and every process below it."""
+    children: dict[int, list[int]] = {}
+    times: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        child, parent = int(entry.name), int(fields[1])
+        children.setdefault(parent, []).append(child)
+        times[child] = (int(fields[11]) + int(fields[12])) / TICKS
+    total, stack = 0.0, [pid]
+    while stack:
+        current = stack.pop()
+        total += times.get(current, 0.0)
+        stack += children.get(current, [])
+    return total
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_load(url: str | None, seconds: float, *extra: str, target_pid: int | None = None) -> dict[str, Any]:
+    """One ``loadgen run`` against `url` (None: its own embedded target); its figures."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch, "r.json")
+        command = [*LOADGEN, "run", "counter", "--design", "sharded", "--client", "fast"]
+        command += ["--duration", f"{seconds:g}s", "--out", str(out), *extra]
+        if not any(flag == "--rate" for flag in extra):
+            command += ["--users", "20"]
+        if url is not None:
+            command += ["--endpoint", url]
+        cpu_before = children_cpu()
+        target_before = tree_cpu(target_pid) if target_pid else 0.0
+        finished = subprocess.run(command, cwd=ROOT, env=ENV, capture_output=True, text=True)
+        target_cpu = tree_cpu(target_pid) - target_before if target_pid else None
+        loadgen_cpu = children_cpu() - cpu_before
+        if finished.returncode != 0 or not out.exists():
+            raise SystemExit(f"{' '.join(command)} failed:\n{finished.stderr[-2000:]}")
+        results = json.loads(out.read_text())
+    totals = results["totals"]
+    requests = totals["requests"]
+    return {
+        "rate": requests / results["duration_s"],
+        "p50_ms": totals["p50_ms"],
+        "requests": requests,
+        "loadgen_us": loadgen_cpu / requests * 1e6,
+        "target_us": None if target_cpu is None else target_cpu / requests * 1e6,
+        "engine": results["run"].get("engine"),
+        "delivered": (results.get("load") or {}).get("delivered"),
+    }
+
+
+# --- talking to a target directly ----------------------------------------------------------
+
+
+class Connection:
+    """One keep-alive connection sending DynamoDB JSON requests."""
+
+    def __init__(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        self._connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+
+    def call(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._connection.request(
+            "POST",
+            "/",
+            json.dumps(body),
+            {
+                "Content-Type": "application/x-amz-json-1.0",
+                "X-Amz-Target": f"DynamoDB_20120810.{operation}",
+                "Authorization": AUTHORIZATION,
+            },
+        )
+        answer = self._connection.getresponse()
+        data = json.loads(answer.read() or b"{}")
+        if answer.status != 200:
+            raise SystemExit(f"{operation} answered {answer.status}: {data}")
+        return data
+
+
+TABLE = "bench-size"
+
+
+def create_size_table(connection: Connection) -> None:
+    connection.call(
+        "CreateTable",
+        {
+            "TableName": TABLE,
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            "AttributeDefinitions": [
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+        },
+    )
+
+
+def fill(connection: Connection, start: int, stop: int, partitions: int) -> None:
+    """Items start..stop-1, spread over `partitions` partition-key values, 25 a batch."""
+    for first in range(start, stop, 25):
+        puts = [
+            {
+                "PutRequest": {
+                    "Item": {
+                        "pk": {"S": f"sensor-{i % partitions}"},
+                        "sk": {"S": f"{i:09d}"},
+                        "value": {"N": str(i)},
+                        "pad": {"S": "x" * 100},
+                    }
+                }
+            }
+            for i in range(first, min(first + 25, stop))
+        ]
+        pending: dict[str, Any] = {TABLE: puts}
+        while pending:
+            answer = connection.call("BatchWriteItem", {"RequestItems": pending})
+            pending = answer.get("UnprocessedItems") or {}
+            if pending:
+                time.sleep(0.05)
+
+
+def query_median_ms(connection: Connection, partitions: int, count: int = 200) -> float:
+    times = []
+    for i in range(count):
+        started = time.perf_counter()
+        connection.call(
+            "Query",
+            {
+                "TableName": TABLE,
+                "KeyConditionExpression": "pk = :p",
+                "ExpressionAttributeValues": {":p": {"S": f"sensor-{i % partitions}"}},
+                "ScanIndexForward": False,
+                "Limit": 10,
+            },
+        )
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+def rates(seconds: float) -> None:
+    print(f"## Rate of one Locust process (20 users, fast client, counter sharded, {seconds:g} s)")
+    print()
+    print("| target | requests/s | p50 ms | target CPU us/request | load generator CPU us/request |")
+    print("|---|---|---|---|---|")
+    figures: dict[str, dict[str, Any]] = {}
+    with null_endpoint() as null_url:
+        null_pid = _pid_listening(null_url)
+        figures["null"] = run_load(null_url, seconds, target_pid=null_pid)
+        with EmbeddedEmulator(upstream=null_url, scale=1000.0) as emulator:
+            figures["emulator"] = run_load(emulator.endpoint_url, seconds, target_pid=emulator.pid)
+    for engine in ("dynamodb-local", "moto"):
+        with EmbeddedEmulator(engine=engine) as emulator:
+            figures[engine] = run_load(emulator.endpoint_url, seconds, target_pid=emulator.pid)
+    labels = {
+        "null": "null endpoint (the load generator's ceiling)",
+        "emulator": "emulator forwarding to the null endpoint",
+        "dynamodb-local": "embedded target, DynamoDB Local",
+        "moto": "embedded target, moto",
+    }
+    for key, label in labels.items():
+        f = figures[key]
+        target = "-" if f["target_us"] is None else f"{f['target_us']:.0f}"
+        print(f"| {label} | {f['rate']:,.0f} | {f['p50_ms']} | {target} | {f['loadgen_us']:.0f} |")
+    null = figures["null"]["rate"]
+    print()
+    for engine in ("dynamodb-local", "moto"):
+        print(f"goal 1, embedded ({engine}) / null endpoint: {figures[engine]['rate'] / null:.0%}")
+    emulator_us = figures["emulator"]["target_us"]
+    client_us = figures["emulator"]["loadgen_us"]
+    print(f"goal 3, emulator CPU / fast client CPU per request: {emulator_us / client_us:.2f}x")
+    print()
+    half = figures["emulator"]["rate"] / 2
+    added_latency(half, seconds)
+
+
+def added_latency(rate: float, seconds: float) -> None:
+    """p50 through the emulator minus p50 direct, at `rate` offered in the open model."""
+    with null_endpoint() as null_url:
+        direct = run_load(null_url, seconds, "--rate", f"{rate:.0f}")
+        with EmbeddedEmulator(upstream=null_url, scale=1000.0) as emulator:
+            through = run_load(emulator.endpoint_url, seconds, "--rate", f"{rate:.0f}")
+    print(
+        f"goal 3, added p50 at half the emulator's maximum rate ({rate:,.0f}/s offered): "
+        f"{through['p50_ms'] - direct['p50_ms']:+.1f} ms (direct {direct['p50_ms']} ms, "
+        f"through the emulator {through['p50_ms']} ms)"
+    )
+    print()
+
+
+def sizes(sizes: list[int], seconds: float) -> None:
+    print("## Rate and Query latency against table size")
+    print()
+    print("| engine | items | Query p50 ms | requests/s | rate / first size |")
+    print("|---|---|---|---|---|")
+    for engine in ("dynamodb-local", "moto"):
+        with EmbeddedEmulator(engine=engine) as emulator:
+            connection = Connection(emulator.endpoint_url)
+            create_size_table(connection)
+            partitions = max(1, sizes[0] // 10)
+            filled, first_rate = 0, None
+            for size in sizes:
+                fill(connection, filled, size, partitions)
+                filled = size
+                query_ms = query_median_ms(connection, partitions)
+                rate = run_load(emulator.endpoint_url, seconds)["rate"]
+                first_rate = first_rate or rate
+                print(
+                    f"| {engine} | {size:,} | {query_ms:.2f} | {rate:,.0f} | "
+                    f"{rate / first_rate:.0%} |",
+                    flush=True,
+                )
+    print()
+
+
+def _pid_listening(url: str) -> int | None:
+    """The pid of the process listening on `url`'s port (from /proc/net/tcp and fds)."""
+    port = urllib.parse.urlsplit(url).port
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        parts = line.split()
+        if parts[3] == "0A" and int(parts[1].rpartition(":")[2], 16) == port:
+            inodes.add(parts[9])
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            for fd in (entry / "fd").iterdir():
+                link = os.readlink(fd)
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=15.0, help="length of each run")
+    parser.add_argument(
+        "--sizes",
+        default="1000,10000,100000,200000",
+        help="table sizes to measure at, in items (comma-separated, rising)",
+    )
+    parser.add_argument("--skip-rates", action="store_true", help="only the table-size part")
+    parser.add_argument("--skip-sizes", action="store_true", help="only the rate part")
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print()
+    if not args.skip_rates:
+        rates(args.seconds)
+    if not args.skip_sizes:
+        sizes([int(s) for s in args.sizes.split(",")], args.seconds)
+
+
+if __name__ == "__main__":
+    main()
