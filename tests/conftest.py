@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from loadgen.errors import TargetError
-from loadgen.targets.local import DynamoDBLocal, EmbeddedMoto
+from loadgen.targets.local import DynamoDBLocal, EmbeddedMoto, dynamodb_local_missing
 
 # Dummy credentials (alphanumeric, as DynamoDB Local wants) and no way to find real ones: no
 # profile, no config files, no instance or container metadata.
@@ -55,6 +55,15 @@ os.environ.update(
 def in_ci() -> bool:
     """True where a missing engine must fail the run rather than skip tests."""
     return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+def need_dynamodb_local() -> None:
+    """Skip the calling test where DynamoDB Local cannot run (fail it in CI)."""
+    missing = dynamodb_local_missing()
+    if missing is not None:
+        if in_ci():
+            pytest.fail(f"DynamoDB Local must run in CI: {missing}", pytrace=False)
+        pytest.skip(f"DynamoDB Local unavailable: {missing}")
 
 
 @pytest.fixture(scope="session")

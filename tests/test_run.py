@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import need_dynamodb_local
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # (workload, bad design, good design, the table or index whose hottest key tells them apart)
@@ -77,13 +79,17 @@ def check_results(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("engine", ["dynamodb-local", "moto"])
 @pytest.mark.parametrize(("workload", "bad", "good", "scope"), DESIGNS)
-def test_designs_on_embedded_target(tmp_path, workload, bad, good, scope) -> None:
-    bad_results = run_workload(tmp_path, workload, bad)
-    good_results = run_workload(tmp_path, workload, good)
+def test_designs_on_embedded_target(tmp_path, workload, bad, good, scope, engine) -> None:
+    if engine == "dynamodb-local":
+        need_dynamodb_local()
+    bad_results = run_workload(tmp_path, workload, bad, "--engine", engine)
+    good_results = run_workload(tmp_path, workload, good, "--engine", engine)
     # The embedded target is the partition model: the bad design's hot key throttles.
     check_results(bad_results, workload, bad, throttling=True)
     check_results(good_results, workload, good, throttling=True)
+    assert bad_results["run"]["engine"] == good_results["run"]["engine"] == engine
     assert bad_results["run"]["scale"] > 0
     assert top_share(bad_results, scope) > 2 * top_share(good_results, scope)
     bad, good = bad_results["totals"], good_results["totals"]
