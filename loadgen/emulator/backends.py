@@ -92,6 +92,7 @@ class MotoBackend:
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="moto")
         self._handler: type[Any] | None = None
+        self._members: dict[str, frozenset[str]] = {}
 
     async def start(self) -> None:
         await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
@@ -130,8 +131,9 @@ class MotoBackend:
         handler.region = _region_of(headers)
         handler.partition = "aws"
         handler.current_account = self.account
-        method = getattr(handler, camelcase_to_underscores(target.rpartition(".")[2]), None)
-        if method is None or target.rpartition(".")[2] in ("", "Dispatch"):
+        operation = target.rpartition(".")[2]
+        method = getattr(handler, camelcase_to_underscores(operation), None)
+        if method is None or operation in ("", "Dispatch"):
             raise NotImplementedError(f"The {target} action has not been implemented")
         try:
             result = method()
@@ -140,8 +142,14 @@ class MotoBackend:
         except HTTPException as exc:  # moto's older errors carry their JSON as description
             return _moto_answer(exc.code or 500, {}, exc.description or "")
         if isinstance(result, ActionResult):
+            answer = result.result
+            if isinstance(answer, dict):
+                # moto's serializer writes only the members of the operation's output shape
+                # (its results carry more, such as ConsumedCapacityUnits): so do we.
+                members = self._output_members(operation)
+                answer = {k: v for k, v in answer.items() if k in members}
             try:
-                return _moto_answer(200, {}, json.dumps(result.result, default=_blob_text))
+                return _moto_answer(200, {}, json.dumps(answer, default=_blob_text))
             except TypeError:  # a value only moto's serializer knows how to write
                 return _moto_answer(*handler.serialized(result))
         if isinstance(result, str):
@@ -151,6 +159,16 @@ class MotoBackend:
 
     async def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _output_members(self, operation: str) -> frozenset[str]:
+        members = self._members.get(operation)
+        if members is None:
+            from moto.core.utils import get_service_model
+
+            shape = get_service_model("dynamodb").operation_model(operation).output_shape
+            members = frozenset(shape.members) if shape is not None else frozenset()
+            self._members[operation] = members
+        return members
 
 
 def _moto_answer(status: int, headers: Mapping[str, Any], body: str | bytes) -> BackendResponse:
