@@ -43,7 +43,7 @@ def _rss_mb(pid: int) -> float:
 def _against_a_child(cases: list[fuzzing.Case]) -> None:
     """``loadgen emulator`` (moto in process) in a child: the corpus, then a 10^12-unit table."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "loadgen.emulator", "--port", "0"],
+        [sys.executable, "-m", "loadgen.emulator", "--port", "0", "--engine", "moto"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )

@@ -262,6 +262,8 @@ class Target:
     """Whether responses carry real ConsumedCapacity (moto's are constants)."""
     engine: str | None = None
     """The embedded engine (``dynamodb-local`` or ``moto``) when the harness started one."""
+    engine_rate: float | None = None
+    """Requests/s the embedded engine answered its warm-up at, where it was measured."""
 
 
 @dataclass(frozen=True)
@@ -325,6 +327,7 @@ def _target(config: RunConfig) -> Iterator[Target]:
             f"{_EMBEDDED} emulator ({emulator.endpoint_url}) in front of {emulator.behind}",
             scale=scale,
             engine=None if emulator.engine is None else emulator.engine.name,
+            engine_rate=emulator.engine_rate,
         )
 
 
@@ -448,6 +451,7 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
         users=None if config.open_model else config.users,
         target=target.description,
         engine=target.engine,
+        engine_rate=None if target.engine_rate is None else round(target.engine_rate),
         scale=target.scale,
         interrupted=interrupted,
     )

@@ -138,15 +138,21 @@ def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
     )
 
 
-async def _serve(emulator: Emulator, host: str, port: int) -> None:
+async def _serve(
+    emulator: Emulator, host: str, port: int, engine_rate: float | None = None
+) -> None:
     runner = web.AppRunner(emulator.app(), access_log=None, handle_signals=False)
     try:
         bound = await listen(runner, host, port)
         shown = f"[{host}]" if ":" in host else host
         print(f"http://{shown}:{bound}", flush=True)
+        if engine_rate is not None:
+            # The second line, for whoever started the emulator (`EmbeddedEmulator`).
+            print(f"engine-rate {engine_rate:.0f}", flush=True)
         scale = emulator.model.scale
         print(
-            f"loadgen emulator: backend {emulator.backend.name}; scale {scale:g}: a partition "
+            f"loadgen emulator: backend {emulator.backend.name}{_carries(engine_rate)}; "
+            f"scale {scale:g}: a partition "
             f"serves {3000 * scale:g} read and {1000 * scale:g} write units/s "
             "(AWS: 3000 and 1000)",
             file=sys.stderr,
@@ -162,13 +168,19 @@ async def _serve(emulator: Emulator, host: str, port: int) -> None:
         await runner.cleanup()
 
 
+def _carries(engine_rate: float | None) -> str:
+    if engine_rate is None:
+        return ""
+    return f", which answered its warm-up at {engine_rate:,.0f} requests/s"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the emulator until SIGINT or SIGTERM; 0 on a clean stop, 2 on bad input."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="loadgen emulator: %(message)s")
     try:
         with contextlib.ExitStack() as stack:
-            engine_url = None
+            engine_url, engine_rate = None, None
             if not (args.upstream or args.null_backend):
                 engine = choose_engine(args.engine)
                 if engine.warning is not None:
@@ -176,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                 if engine.name == "dynamodb-local":
                     # Its own child, stopped with the emulator (and killed if the emulator dies).
                     local = stack.enter_context(targets.DynamoDBLocal(java_options=JVM_OPTIONS))
-                    warm(local.endpoint_url)
+                    engine_rate = warm(local.endpoint_url)
                     engine_url = local.endpoint_url
             emulator = _build(args, engine_url)
             if args.upstream:
@@ -186,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"loadgen emulator: warning: {exc}", file=sys.stderr, flush=True)
             # uvloop: the event loop and its socket calls in C (libuv), about a third less
             # CPU per request than asyncio's own loop here.
-            uvloop.run(_serve(emulator, args.host, args.port))
+            uvloop.run(_serve(emulator, args.host, args.port, engine_rate))
     except HarnessError as exc:
         print(f"loadgen: error: {exc}", file=sys.stderr)
         return exc.exit_code

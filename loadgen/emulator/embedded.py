@@ -66,6 +66,8 @@ class EmbeddedEmulator(targets._LocalTarget):
         self.upstream = upstream
         self.engine: Engine | None = None if upstream is not None else choose_engine(engine)
         """The embedded engine behind the emulator (None when it forwards to ``upstream``)."""
+        self.engine_rate: float | None = None
+        """Requests/s the engine answered its warm-up at (DynamoDB Local only; after start)."""
         self.extra_args = tuple(extra_args)
 
     @property
@@ -73,7 +75,12 @@ class EmbeddedEmulator(targets._LocalTarget):
         """What answers the requests the emulator admits, for a startup line."""
         if self.engine is None:
             return str(self.upstream)
-        return f"embedded {self.engine.description}"
+        if self.engine_rate is None:
+            return f"embedded {self.engine.description}"
+        return (
+            f"embedded {self.engine.description}, which answered its warm-up at "
+            f"{self.engine_rate:,.0f} requests/s"
+        )
 
     def _command(self, port: int, workdir: Path) -> list[str]:
         command = [sys.executable, "-m", "loadgen.emulator", "--port", str(port)]
@@ -123,12 +130,19 @@ class EmbeddedEmulator(targets._LocalTarget):
         self.startup_seconds = time.monotonic() - started
 
     def _read_port(self, url_path: Path, started: float) -> int:
-        """Wait for the child's first stdout line, its URL, and return the port in it."""
+        """Wait for the child's first stdout line, its URL, and return the port in it.
+
+        A child that warmed up DynamoDB Local prints the rate it measured on the next line.
+        """
         assert self._process is not None and self._workdir is not None
+        lines_wanted = 2 if self.engine is not None and self.engine.name == "dynamodb-local" else 1
         while True:
             text = url_path.read_text(encoding="utf-8", errors="replace")
-            if "\n" in text:
-                port = urllib.parse.urlsplit(text.splitlines()[0].strip()).port
+            if text.count("\n") >= lines_wanted:
+                lines = text.splitlines()
+                if lines_wanted == 2 and lines[1].startswith("engine-rate "):
+                    self.engine_rate = float(lines[1].split()[1])
+                port = urllib.parse.urlsplit(lines[0].strip()).port
                 if port is None:
                     raise TargetError(f"emulator printed {text.splitlines()[0]!r}, not its URL")
                 return port

@@ -120,6 +120,9 @@ def test_embedded_dynamodb_local_is_one_process_tree_that_stops_with_the_emulato
     with EmbeddedEmulator(engine="dynamodb-local") as emulator:
         assert emulator.engine is not None and emulator.engine.name == "dynamodb-local"
         assert emulator.behind.startswith("embedded DynamoDB Local")
+        # What it can carry, measured at start: said in the startup line.
+        assert emulator.engine_rate is not None and emulator.engine_rate > 0
+        assert f"warm-up at {emulator.engine_rate:,.0f} requests/s" in emulator.behind
         pid = emulator.pid
         assert pid is not None
         children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
