@@ -1,7 +1,8 @@
 """``loadgen run --gate --report`` end to end on the embedded target (the partition model).
 
-The example thresholds fail each workload's bad design and pass its good one, and the
-report of a failing run names the hot key. Each run takes a few seconds.
+At each workload's launch traffic (examples/launch, the open model, as the example pipeline
+runs it), the example thresholds fail each workload's bad design and pass its good one, and
+the report of a failing run names the hot key. Each run takes a few seconds.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def test_example_gates_on_the_embedded_target(
     done = subprocess.run(
         [
             sys.executable, "-m", "loadgen", "run", workload, "--design", design,
-            "--users", "10", "--duration", "6s", "--out", str(out),
+            "--config", f"examples/launch/{workload}.yaml", "--duration", "7s", "--out", str(out),
             "--gate", f"examples/thresholds/{thresholds}.yaml", "--report", str(report),
         ],
         cwd=ROOT, capture_output=True, text=True, timeout=180,
