@@ -15,12 +15,14 @@ from aiohttp import web
 
 from loadgen.emulator.admission import DEFAULT_MAX_IN_FLIGHT, Admission
 from loadgen.emulator.backends import Backend, MotoBackend, NullBackend, UpstreamBackend
+from loadgen.emulator.capture import EmulatorCapture
 from loadgen.emulator.embedded import DEFAULT_SCALE
 from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
 from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, MAX_REQUEST_BYTES, Emulator, listen
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets import local as targets
+from loadgen.traffic.trace import TraceWriter
 
 __all__ = ["main"]
 
@@ -91,6 +93,18 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_IN_FLIGHT,
         help="requests served at once; beyond, 503 ServiceUnavailable (default %(default)s)",
     )
+    parser.add_argument(
+        "--capture",
+        metavar="FILE",
+        help="record every data request answered (time, operation, keys, item size, units, "
+        "outcome) to this trace file (gzip JSON lines) for loadgen replay and loadgen prefill",
+    )
+    parser.add_argument(
+        "--hash-keys",
+        metavar="SALT",
+        help="with --capture: record keys as their BLAKE2b hash keyed with SALT (popularity "
+        "and per-key order are kept, key text is not)",
+    )
     return parser
 
 
@@ -122,9 +136,17 @@ def _build(args: argparse.Namespace) -> Emulator:
     )
     quotas = Quotas(table=args.table_quota, account=args.account_quota)
     admission = Admission(max_in_flight=args.max_in_flight, largest_body=MAX_REQUEST_BYTES)
-    return Emulator(
+    emulator = Emulator(
         backend, model, shadow_items=args.shadow_items, quotas=quotas, admission=admission
     )
+    if args.hash_keys is not None and not args.capture:
+        raise ConfigError(f"--hash-keys {args.hash_keys!r} needs --capture FILE")
+    if args.capture:
+        writer = TraceWriter(
+            args.capture, source="emulator", scale=args.scale, hash_keys=args.hash_keys
+        )
+        emulator.capture = EmulatorCapture(writer, emulator)
+    return emulator
 
 
 async def _serve(emulator: Emulator, host: str, port: int) -> None:
@@ -141,6 +163,12 @@ async def _serve(emulator: Emulator, host: str, port: int) -> None:
             file=sys.stderr,
             flush=True,
         )
+        if emulator.capture is not None:
+            print(
+                f"loadgen emulator: capturing data requests to {emulator.capture.writer.path}",
+                file=sys.stderr,
+                flush=True,
+            )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -149,6 +177,17 @@ async def _serve(emulator: Emulator, host: str, port: int) -> None:
         await stop.wait()
     finally:
         await runner.cleanup()
+        if emulator.capture is not None:
+            emulator.capture.close()
+            writer = emulator.capture.writer
+            print(
+                f"loadgen emulator: captured {writer.records} requests to {writer.path}"
+                + (
+                    f" ({writer.dropped} dropped: the writer fell behind)" if writer.dropped else ""
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def main(argv: list[str] | None = None) -> int:

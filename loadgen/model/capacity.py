@@ -36,6 +36,7 @@ __all__ = [
     "item_size",
     "key_value",
     "projected",
+    "query_key",
     "read_units",
     "value_size",
     "write_units",
@@ -306,11 +307,12 @@ def _query_or_scan(call: _Call) -> OperationCost:
     # A Scan page reads a run of the hash space: charge the partition of its first item.
     key = _pk(items[0], owner) if items else None
     if key is None and call.operation == "Query":
-        key = _query_key(request, owner.partition_key)
+        key = query_key(request, owner.partition_key)
     return call.cost([(Charge(schema.name, index_name, "read", units, key),)])
 
 
-def _query_key(request: Mapping[str, Any], partition_key: str) -> KeyValue | None:
+def query_key(request: Mapping[str, Any], partition_key: str) -> KeyValue | None:
+    """The partition-key value a Query names (``KeyConditionExpression`` or ``KeyConditions``)."""
     conditions = request.get("KeyConditions")
     if conditions and partition_key in conditions:
         return key_value(conditions[partition_key]["AttributeValueList"][0])
