@@ -13,33 +13,19 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from loadgen.emulator.pricing import ItemShadow, primary_key
-from loadgen.emulator.wire import error_code, loads_answer
+from loadgen.emulator.wire import loads_answer
 from loadgen.model.schema import TableSchema
-from loadgen.traffic.facts import record_of
+from loadgen.traffic.facts import outcome_of, record_of
 from loadgen.traffic.trace import TraceWriter, schema_line
 
-__all__ = ["EmulatorCapture", "outcome_of"]
+__all__ = ["EmulatorCapture"]
 
 _log = logging.getLogger("loadgen.emulator")
-_THROTTLES = frozenset(
-    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
-)
 
 
 class _Emulator(Protocol):
     schemas: dict[str, TableSchema]
     shadow: ItemShadow
-
-
-def outcome_of(status: int, answer: Mapping[str, Any]) -> str:
-    """``ok``, ``throttled`` (a throttle, or a transaction cancelled by one) or the error code."""
-    if status == 200:
-        return "ok"
-    code = error_code(answer) or f"HTTP{status}"
-    reasons = answer.get("CancellationReasons") or ()
-    if code in _THROTTLES or any(r.get("Code") == "ThrottlingError" for r in reasons):
-        return "throttled"
-    return code
 
 
 class EmulatorCapture:

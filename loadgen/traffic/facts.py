@@ -17,7 +17,7 @@ from loadgen.model.capacity import cost_of, item_size, key_value, query_key
 from loadgen.model.schema import TableSchema
 from loadgen.traffic.trace import Touch, TraceRecord
 
-__all__ = ["DATA_OPERATIONS", "Stored", "consumed_units", "record_of"]
+__all__ = ["DATA_OPERATIONS", "Stored", "consumed_units", "outcome_of", "record_of"]
 
 DATA_OPERATIONS = frozenset(
     {
@@ -38,6 +38,9 @@ DATA_OPERATIONS = frozenset(
 Stored = Callable[[str, Mapping[str, Any]], Mapping[str, Any] | None]
 """The item stored under (table, key) now, where the caller knows it (the emulator does)."""
 
+_THROTTLES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
 _PRICING_ERRORS = (ConfigError, KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
@@ -100,6 +103,17 @@ def record_of(
         outcome,
         count=count,
     )
+
+
+def outcome_of(status: int, answer: Mapping[str, Any]) -> str:
+    """``ok``, ``throttled`` (a throttle, or a transaction cancelled by one) or the error code."""
+    if status == 200:
+        return "ok"
+    code = str(answer.get("__type", "")).rpartition("#")[2] or f"HTTP{status}"
+    reasons = answer.get("CancellationReasons") or ()
+    if code in _THROTTLES or any(r.get("Code") == "ThrottlingError" for r in reasons):
+        return "throttled"
+    return code
 
 
 def consumed_units(
