@@ -33,7 +33,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-WORKLOADS = ("counter", "orders", "sensor")
+WORKLOADS = ("counter", "orders", "sensor", "replay")
 LOCAL_CREDENTIALS = {
     # DynamoDB Local wants an alphanumeric access key id; moto accepts anything.
     "AWS_ACCESS_KEY_ID": "local",
