@@ -16,10 +16,8 @@ from typing import Any
 
 from locust import events
 
-from loadgen.traffic.replay import Replayer, load_trace, speed_stages
+from loadgen.traffic.replay import Replayer, create_tables, load_trace, speed_stages
 from loadgen.workload import ConfigError, DynamoUser, WorkloadOptions, add_argument, register
-from loadgen.workload.tables import ensure_table
-from loadgen.workload.user import record
 
 _replayers: dict[tuple[str, int, int], Replayer] = {}
 
@@ -96,16 +94,7 @@ register(ReplayUser)
 @events.init.add_listener
 def _other_tables(environment: Any, **kwargs: Any) -> None:
     """The trace's tables beyond the first (which `register` creates as any workload's)."""
-    if ReplayUser not in (environment.user_classes or []) or not environment.__dict__.get(
+    if ReplayUser in (environment.user_classes or []) and environment.__dict__.get(
         "_loadgen_prepared"
     ):
-        return
-    from loadgen.model.schema import TableSchema
-    from loadgen.workload.user import workload_options
-
-    options = workload_options(environment, ReplayUser)
-    client = environment._loadgen_client.botocore
-    for request in replayer(environment.parsed_options).table_requests()[1:]:
-        request = options.billing.apply(request)
-        ensure_table(client, request, create=options.create_table)
-        record(environment).heat.add_table(TableSchema.from_create_table(request))
+        create_tables(environment, ReplayUser, replayer(environment.parsed_options))

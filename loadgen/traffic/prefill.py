@@ -332,12 +332,8 @@ def prefill_command(args: argparse.Namespace, extra: list[str]) -> int:
             "prefill needs a table that outlives it: --endpoint URL (a running loadgen "
             "emulator, DynamoDB Local, ...) or --aws"
         )
-    if args.aws or endpoint is None:
+    if args.aws:
         endpoint = None
-    else:
-        for name, value in targets.LOCAL_CREDENTIALS.items():
-            os.environ.setdefault(name, value)
-        targets.probe(endpoint, timeout=5.0)
     source = args.source
     if source.endswith((".gz", ".jsonl", ".json")) or (
         Path(source).is_file() and not source.endswith(".py")
@@ -354,6 +350,10 @@ def prefill_command(args: argparse.Namespace, extra: list[str]) -> int:
         if args.table:
             argv += ["--table", args.table]
         plan = plan_for_workload(locustfile, argv, args.items, endpoint_url=endpoint)
+    if endpoint is not None:  # checked after the input, which needs no target
+        for name, value in targets.LOCAL_CREDENTIALS.items():
+            os.environ.setdefault(name, value)
+        targets.probe(endpoint, timeout=5.0)
     client = boto3.client("dynamodb", endpoint_url=endpoint, region_name=args.region)
     where = endpoint or f"AWS region {client.meta.region_name}"
     try:

@@ -4,9 +4,9 @@
 Locust user (or an arrival of the open model) runs takes the trace's next request, so the
 operation mix, the key popularity and the order of requests follow the trace:
 
-- **pace**: ``--speed X`` turns the trace's per-second request rate into the open model's
-  stages (`speed_stages`), X times faster: the inter-arrival pattern at one-second
-  resolution, with ``--arrivals`` inside each second. ``--rate R`` launches the trace's
+- **pace**: ``--speed X`` turns the trace's request rate into the open model's stages
+  (`speed_stages`), X times faster: the inter-arrival pattern at a resolution of one
+  second of the replay, with ``--arrivals`` inside each second. ``--rate R`` launches the trace's
   requests at R per second at AWS scale instead. Both are `loadgen.workload.arrivals`.
 - **per-key order**: a request waits for the one before it on the same item (partition and
   sort key) to be answered (`Replayer.turn`), so concurrent arrivals never reorder one
@@ -40,7 +40,7 @@ from loadgen.model.itemsize import item_size
 from loadgen.traffic.facts import DATA_OPERATIONS
 from loadgen.traffic.trace import Trace, TraceRecord, read_trace
 
-__all__ = ["Call", "Replayer", "load_trace", "speed_stages"]
+__all__ = ["Call", "Replayer", "create_tables", "load_trace", "speed_stages"]
 
 PAD = "pad"
 """The attribute that brings a synthesized item to its recorded size."""
@@ -64,21 +64,35 @@ def load_trace(path: str | Path) -> Trace:
     return trace
 
 
-def speed_stages(trace: Trace, speed: float, *, bin_s: float = 1.0) -> str:
+def speed_stages(trace: Trace, speed: float) -> str:
     """The open model's ``--stages`` replaying ``trace`` ``speed`` times faster.
 
-    Rates are at AWS scale (the trace's rates over the scale it was captured at), so a
-    target at the same scale is offered the recorded rate times ``speed``.
+    One stage per second of the replay (``speed`` seconds of the trace), at the rate the trace
+    had then. Rates are at AWS scale (the trace's rates over the scale it was captured at), so
+    a target at the same scale is offered the recorded rate times ``speed``.
     """
     if not (math.isfinite(speed) and speed > 0):
         raise ConfigError(f"--speed must be a number > 0 (got {speed!r})")
     start = trace.records[0].t
-    bins = Counter(int((r.t - start) // bin_s) for r in trace.records)
-    rates = [bins.get(i, 0) / bin_s / trace.scale * speed for i in range(max(bins) + 1)]
-    width = bin_s / speed
+    bins = Counter(int((r.t - start) // speed) for r in trace.records)
+    rates = [bins.get(i, 0) / trace.scale for i in range(max(bins) + 1)]
     # The first stage takes no time: the run starts at the first second's rate.
-    parts = [f"0s:{rates[0]:.6g}"] + [f"{width:.6g}s:{rate:.6g}" for rate in rates[1:]]
-    return ",".join(parts)
+    return ",".join([f"0s:{rates[0]:.6g}"] + [f"1s:{rate:.6g}" for rate in rates[1:]])
+
+
+def create_tables(environment: Any, user_class: Any, replayer: Replayer) -> None:
+    """Create the trace's tables beyond its first (which the workload creates as any
+    workload creates its table), with the run's billing, and account their heat."""
+    from loadgen.model.schema import TableSchema
+    from loadgen.workload.tables import ensure_table
+    from loadgen.workload.user import record, workload_options
+
+    options = workload_options(environment, user_class)
+    client = environment._loadgen_client.botocore
+    for request in replayer.table_requests()[1:]:
+        request = options.billing.apply(request)
+        ensure_table(client, request, create=options.create_table)
+        record(environment).heat.add_table(TableSchema.from_create_table(request))
 
 
 @dataclass(frozen=True)

@@ -329,7 +329,10 @@ def read_trace(path: str | Path) -> Trace:
         first = next(lines, None)
     except OSError as exc:
         raise ConfigError(f"cannot read the trace {str(path)!r}: {exc.strerror}") from None
-    header = _json(first, path, 1) if first is not None else None
+    try:
+        header = json.loads(first) if first is not None else None
+    except ValueError:
+        header = None
     if not isinstance(header, dict) or header.get("trace") != FORMAT:
         raise ConfigError(
             f'{path}: not a trace file (expected a first line with "trace": "{FORMAT}")'

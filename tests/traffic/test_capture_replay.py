@@ -1,0 +1,179 @@
+"""Your own traffic end to end: a plain boto3 application captured by the emulator and by the
+botocore hook, replayed on the embedded target, and a table prefilled with aioboto3."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from loadgen import capture
+from loadgen.emulator.embedded import EmbeddedEmulator
+from loadgen.traffic.trace import read_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def _client(url: str) -> Any:
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+
+
+def _application(db: Any, requests: int, seed: int = 7) -> None:
+    """A small application in plain boto3: events per user, one user taking most writes."""
+    db.create_table(
+        TableName="app",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    rng = random.Random(seed)
+    for i in range(requests):
+        user = "user#hot" if rng.random() < 0.7 else f"user#{rng.randrange(200)}"
+        draw = rng.random()
+        if draw < 0.6:
+            item = {"pk": {"S": user}, "sk": {"S": f"event#{i}"}, "body": {"S": "x" * 200}}
+            db.put_item(TableName="app", Item=item)
+        elif draw < 0.85:
+            db.get_item(TableName="app", Key={"pk": {"S": user}, "sk": {"S": f"event#{i - 1}"}})
+        else:
+            db.query(
+                TableName="app",
+                KeyConditionExpression="pk = :p",
+                ExpressionAttributeValues={":p": {"S": user}},
+                Limit=3,
+            )
+
+
+def _loadgen(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "loadgen", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_captured_application_replays_with_its_hot_key_and_mix(tmp_path: Path) -> None:
+    trace_path = tmp_path / "t.jsonl.gz"
+    with EmbeddedEmulator(extra_args=["--capture", str(trace_path)]) as emulator:
+        _application(_client(emulator.endpoint_url), 500)
+    trace = read_trace(trace_path)
+    assert trace.end is not None and trace.end["records"] == 500
+    keys = Counter(r.pk for r in trace.records)
+    hot, hot_count = keys.most_common(1)[0]
+    captured_share = hot_count / len(trace.records)
+    captured_mix = Counter(r.op for r in trace.records)
+
+    out = tmp_path / "r.json"
+    result = _loadgen(
+        "replay", str(trace_path), "--speed", "2", "--duration", "6s", "--out", str(out)
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    results = json.loads(out.read_text())
+    top = results["hot_keys"][0]
+    assert (top["table"], top["key"]) == ("app", hot)
+    assert abs(top["share"] - captured_share) <= 0.10, (top["share"], captured_share)
+    replayed = Counter()
+    for row in results["operations"]:
+        replayed[row["operation"]] += row["requests"]
+    total = sum(replayed.values())
+    assert total > 200
+    for operation, count in captured_mix.items():
+        assert abs(replayed[operation] / total - count / len(trace.records)) <= 0.05, operation
+
+
+def test_the_botocore_hook_records_an_application_with_its_key_schema(tmp_path: Path) -> None:
+    path = tmp_path / "app.jsonl.gz"
+    with EmbeddedEmulator() as emulator:
+        db = _client(emulator.endpoint_url)
+        with capture.install(db, path) as recording:
+            _application(db, 60)
+        assert recording.records == 60
+    trace = read_trace(path)
+    assert trace.schemas["app"]["pk"] == ["pk", "S"] and trace.schemas["app"]["sk"] == ["sk", "S"]
+    puts = [r for r in trace.records if r.op == "PutItem"]
+    assert puts and all(r.pk and r.sk and r.sk.startswith("event#") for r in puts)
+    assert {r.size for r in puts} == {
+        len("pk") + len(r.pk or "") + 2 + len(r.sk or "") + 4 + 200 for r in puts[:1]
+    } | {len("pk") + len(r.pk or "") + 2 + len(r.sk or "") + 4 + 200 for r in puts}
+    assert all(r.out == "ok" and r.units > 0 for r in puts)
+
+
+def test_prefill_fills_a_running_emulator_and_refuses_a_full_table(tmp_path: Path) -> None:
+    with EmbeddedEmulator() as emulator:
+        url = emulator.endpoint_url
+        result = _loadgen(
+            "prefill", "counter", "--design", "sharded", "--items", "3000", "--endpoint", url
+        )
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert result.stdout.startswith("Prefilled 3,000 items (")
+        assert "into ph-counter" in result.stdout
+        db = _client(url)
+        count = sum(
+            page["Count"]
+            for page in db.get_paginator("scan").paginate(TableName="ph-counter", Select="COUNT")
+        )
+        assert count == 3000
+        shards = {
+            page_item["pk"]["S"] for page_item in db.scan(TableName="ph-counter", Limit=20)["Items"]
+        }
+        assert all(pk.startswith("COUNTER#c") and "#SHARD#" in pk for pk in shards)
+
+        again = _loadgen(
+            "prefill", "counter", "--design", "sharded", "--items", "10", "--endpoint", url
+        )
+        assert again.returncode == 2
+        assert again.stderr.strip().splitlines() == [
+            f"loadgen: error: table 'ph-counter' at {url} already holds items; pass "
+            "--allow-existing to add to them"
+        ]
+        more = _loadgen(
+            "prefill", "counter", "--design", "sharded", "--items", "10", "--endpoint", url,
+            "--allow-existing",
+        )  # fmt: skip
+        assert more.returncode == 0, more.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["prefill", "counter", "--items", "10"], "prefill needs a table that outlives it"),
+        (
+            ["prefill", "counter", "--items", "0", "--endpoint", "http://127.0.0.1:9"],
+            "--items must be >= 1 (got 0)",
+        ),
+        (
+            ["prefill", "nosuch", "--items", "5", "--endpoint", "http://127.0.0.1:9"],
+            "unknown prefill source 'nosuch'",
+        ),
+        (["replay", "missing.jsonl.gz"], "cannot read the trace 'missing.jsonl.gz'"),
+        (["replay", "README.md"], "README.md: not a trace file"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = _loadgen(*args, timeout=60)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
