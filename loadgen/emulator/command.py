@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import re
 import signal
 import sys
 from typing import NoReturn
@@ -94,6 +95,12 @@ def _parser() -> argparse.ArgumentParser:
         help="requests served at once; beyond, 503 ServiceUnavailable (default %(default)s)",
     )
     parser.add_argument(
+        "--partition-size",
+        metavar="SIZE",
+        help="data one partition holds, e.g. 1GB or 64KB: a table's size over it is the least "
+        "partition count (default 10GB x --scale, as AWS's 10 GB)",
+    )
+    parser.add_argument(
         "--capture",
         metavar="FILE",
         help="record every data request answered (time, operation, keys, item size, units, "
@@ -129,6 +136,7 @@ def _build(args: argparse.Namespace) -> Emulator:
     else:
         backend = MotoBackend()
     model = PartitionModel(
+        partition_bytes=_size(args.partition_size) if args.partition_size else None,
         scale=args.scale,
         seed=args.seed,
         region=args.region,
@@ -147,6 +155,18 @@ def _build(args: argparse.Namespace) -> Emulator:
         )
         emulator.capture = EmulatorCapture(writer, emulator)
     return emulator
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _size(text: str) -> float:
+    """``64KB``, ``1.5GB``, ``4096`` in bytes (units are powers of 1024, as DynamoDB's GB)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)B?\s*", text, re.IGNORECASE)
+    value = float(match[1]) * _UNITS[match[2].upper()] if match else 0.0
+    if not (math.isfinite(value) and value >= 1):
+        raise ConfigError(f"--partition-size must be a size like 10GB or 64KB (got {text!r})")
+    return value
 
 
 async def _serve(emulator: Emulator, host: str, port: int) -> None:

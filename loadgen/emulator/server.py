@@ -154,7 +154,7 @@ class Emulator:
         """Limits on requests in flight and the body bytes they hold."""
         self.schemas: dict[str, TableSchema] = {}
         """Tables the model knows, by name."""
-        self.shadow = ItemShadow(shadow_items)
+        self.shadow = ItemShadow(shadow_items, on_size=model.resize)
         self.requests: Counter[tuple[str, str]] = Counter()
         """Requests answered, by (operation, outcome): forwarded, throttled or rejected."""
         self.registry = CollectorRegistry(auto_describe=False)

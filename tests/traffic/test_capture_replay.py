@@ -4,9 +4,11 @@ botocore hook, replayed on the embedded target, and a table prefilled with aiobo
 from __future__ import annotations
 
 import json
+import math
 import random
 import subprocess
 import sys
+import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ import pytest
 
 from loadgen import capture
 from loadgen.emulator.embedded import EmbeddedEmulator
+from loadgen.emulator.metrics import _METRIC as METRIC
 from loadgen.traffic.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,8 +124,21 @@ def test_the_botocore_hook_records_an_application_with_its_key_schema(tmp_path: 
     assert all(r.out == "ok" and r.units > 0 for r in puts)
 
 
+def _table_metrics(url: str, table: str) -> tuple[int, float]:
+    """The emulator's partition count and data size of ``table``, from its /metrics."""
+    text = urllib.request.urlopen(f"{url}/metrics", timeout=10).read().decode()
+    labels = f'{{index="",table="{table}"}}'
+    values = {}
+    for line in text.splitlines():
+        name, _, value = line.rpartition(" ")
+        if name.endswith(labels):
+            values[name.removesuffix(labels)] = float(value)
+    return int(values[f"{METRIC}_partitions"]), values[f"{METRIC}_table_size_bytes"]
+
+
 def test_prefill_fills_a_running_emulator_and_refuses_a_full_table(tmp_path: Path) -> None:
-    with EmbeddedEmulator() as emulator:
+    # Partitions of 4 KB: the table's size decides its partition count within seconds.
+    with EmbeddedEmulator(extra_args=["--partition-size", "4KB"]) as emulator:
         url = emulator.endpoint_url
         result = _loadgen(
             "prefill", "counter", "--design", "sharded", "--items", "3000", "--endpoint", url
@@ -136,6 +152,11 @@ def test_prefill_fills_a_running_emulator_and_refuses_a_full_table(tmp_path: Pat
             for page in db.get_paginator("scan").paginate(TableName="ph-counter", Select="COUNT")
         )
         assert count == 3000
+        partitions, size = _table_metrics(url, "ph-counter")
+        assert size > 3000 * 25  # COUNTER#c<n>#SHARD#<s> and its count: 25 bytes or more
+        # On demand, the table starts with 8 partitions (its warm throughput) and doubles
+        # until they hold its data (or its throughput, which grew too).
+        assert partitions >= max(32, math.ceil(size / 4096))
         shards = {
             page_item["pk"]["S"] for page_item in db.scan(TableName="ph-counter", Limit=20)["Items"]
         }

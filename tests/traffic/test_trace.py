@@ -41,7 +41,8 @@ def test_a_trace_reads_back_as_written(tmp_path: Path) -> None:
 def test_hashed_keys_keep_popularity_and_order_but_not_the_text(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl.gz"
     _write(path, ["user#1", "user#2", "user#1", "user#1"], hash_keys="salt")
-    text = gzip.open(path, "rt").read()
+    with gzip.open(path, "rt") as file:
+        text = file.read()
     assert "user#" not in text
     pks = [r.pk for r in read_trace(path).records]
     assert pks[0] == pks[2] == pks[3] != pks[1] and len(pks[0] or "") == 16
