@@ -24,6 +24,7 @@ from loadgen.model.itemsize import Item, KeyValue, item_size, key_value, value_s
 from loadgen.model.schema import IndexSchema, TableSchema
 
 __all__ = [
+    "OPERATIONS",
     "Charge",
     "Consistency",
     "Item",
@@ -432,6 +433,8 @@ _OPERATIONS = {
     "TransactGetItems": _transact_get_items,
     "TransactWriteItems": _transact_write_items,
 }
+OPERATIONS = frozenset(_OPERATIONS)
+"""The data operations DynamoDB charges by item size: the ones `cost_of` prices."""
 
 
 def consumed_capacity_response(

@@ -13,26 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from loadgen.errors import ConfigError
-from loadgen.model.capacity import cost_of, item_size, key_value, query_key
+from loadgen.model.capacity import OPERATIONS, cost_of, item_size, key_value, query_key
 from loadgen.model.schema import TableSchema
 from loadgen.traffic.trace import Touch, TraceRecord
 
 __all__ = ["DATA_OPERATIONS", "Stored", "consumed_units", "outcome_of", "record_of"]
 
-DATA_OPERATIONS = frozenset(
-    {
-        "GetItem",
-        "PutItem",
-        "UpdateItem",
-        "DeleteItem",
-        "Query",
-        "Scan",
-        "BatchGetItem",
-        "BatchWriteItem",
-        "TransactGetItems",
-        "TransactWriteItems",
-    }
-)
+DATA_OPERATIONS = OPERATIONS
 """The requests a trace records (PartiQL and the control plane are not)."""
 
 Stored = Callable[[str, Mapping[str, Any]], Mapping[str, Any] | None]
