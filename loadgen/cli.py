@@ -244,6 +244,8 @@ def _replay_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
 
     from loadgen.traffic.replay import load_trace, speed_stages
 
+    if args.key_scale < 1:
+        raise ConfigError(f"--key-scale must be an integer >= 1 (got {args.key_scale})")
     trace = load_trace(args.trace)
     if args.speed is not None and (args.rate or args.users):
         other = f"--rate {args.rate:g}" if args.rate else f"--users {args.users}"

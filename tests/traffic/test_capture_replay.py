@@ -17,7 +17,8 @@ import pytest
 from loadgen import capture
 from loadgen.emulator.embedded import EmbeddedEmulator
 from loadgen.emulator.metrics import _METRIC as METRIC
-from loadgen.traffic.trace import read_trace
+from loadgen.model.itemsize import item_size
+from loadgen.traffic.trace import TraceRecord, TraceWriter, read_trace
 from tests.test_run import loadgen
 
 pytestmark = pytest.mark.slow
@@ -161,6 +162,17 @@ def test_prefill_fills_a_running_emulator_and_refuses_a_full_table(tmp_path: Pat
             "--allow-existing",
         )  # fmt: skip
         assert more.returncode == 0, more.stderr[-2000:]
+
+        # A trace's keys at their recorded sizes, then their copies.
+        trace = tmp_path / "t.jsonl.gz"
+        with TraceWriter(trace, source="boto3") as writer:
+            writer.schema({"name": "app", "pk": ["pk", "S"], "sk": None, "indexes": {}})
+            for key, size in (("a", 50), ("b", 300), ("a", 80)):
+                writer.write(TraceRecord(0.0, "PutItem", "app", key, size=size))
+        result = loadgen("prefill", str(trace), "--items", "5", "--endpoint", url)
+        assert result.returncode == 0, result.stderr[-2000:]
+        items = {i["pk"]["S"]: item_size(i) for i in db.scan(TableName="app")["Items"]}
+        assert items == {"a": 80, "b": 300, "a~1": 80, "b~1": 300, "a~2": 80}
 
 
 @pytest.mark.parametrize(
