@@ -115,3 +115,49 @@ def test_key_scale_spreads_each_key_over_copies_with_its_size(tmp_path: Path) ->
     from loadgen.model.itemsize import item_size
 
     assert [item_size(c.params["Item"]) for c in calls[:3]] == [100, 101, 102]
+
+
+def test_a_writer_that_falls_behind_drops_and_counts_never_blocks(tmp_path: Path) -> None:
+    import threading
+
+    path = tmp_path / "t.jsonl.gz"
+    writer = TraceWriter(path, source="boto3", max_queue=2)
+    release = threading.Event()
+    write_line = writer._write_line
+
+    def stuck(line: dict) -> None:  # a disk that stalls
+        release.wait(10)
+        write_line(line)
+
+    writer._write_line = stuck  # type: ignore[method-assign]
+    for i in range(10):
+        writer.write(TraceRecord(i, "GetItem", "app", f"k{i}"))
+    assert writer.dropped >= 7
+    release.set()
+    writer.close()
+    trace = read_trace(path)
+    assert len(trace.records) + writer.dropped == 10
+    assert trace.end == {"records": len(trace.records), "dropped": writer.dropped}
+
+
+def test_an_item_waits_for_the_request_before_it_and_a_query_for_nothing(tmp_path: Path) -> None:
+    import gevent
+
+    path = tmp_path / "t.jsonl.gz"
+    with TraceWriter(path, source="boto3") as writer:
+        writer.schema(SCHEMA)
+        writer.write(TraceRecord(0.0, "PutItem", "app", "k", "s", size=50))
+        writer.write(TraceRecord(0.1, "GetItem", "app", "k", "s"))
+        writer.write(TraceRecord(0.2, "Query", "app", "k"))
+    replayer = Replayer(load_trace(path))
+    done: list[str] = []
+
+    def run(delay: float) -> None:
+        step = replayer.next()
+        with replayer.turn(step):
+            gevent.sleep(delay)
+            done.append(step.record.op)
+
+    # The PutItem takes longest; the GetItem of its item waits for it, the Query does not.
+    gevent.joinall([gevent.spawn(run, 0.2), gevent.spawn(run, 0.0), gevent.spawn(run, 0.05)])
+    assert done == ["Query", "PutItem", "GetItem"]
