@@ -60,6 +60,7 @@ LOCAL_CREDENTIALS = {
 }
 """Credentials for local targets (``loadgen run``, ``loadgen prefill``), unless the
 environment has its own."""
+
 _STOP_GRACE_SECONDS = 5.0
 _MAX_PROBE_BODY = 1 << 20
 _PORT_IN_USE = re.compile(r"address already in use|BindException", re.IGNORECASE)
