@@ -130,7 +130,7 @@ class Capture:
             request = json.loads(body)
         except (TypeError, ValueError):
             return
-        context[_CONTEXT_KEY] = (self.writer.elapsed(), request)
+        context[_CONTEXT_KEY] = (self.writer.elapsed(), model.name, request)
 
     def _after(self, *, http_response: Any, model: Any, context: Any, **kwargs: Any) -> None:
         started = context.pop(_CONTEXT_KEY, None) if isinstance(context, dict) else None
@@ -141,7 +141,7 @@ class Capture:
                 self._learn(answer.get("TableDescription") or answer.get("Table"))
             if started is None or model.name not in DATA_OPERATIONS:
                 return
-            t, request = started
+            t, _, request = started
             self._describe(request)
             record = record_of(
                 model.name,
@@ -159,12 +159,12 @@ class Capture:
             log.debug("cannot capture a %s call", model.name, exc_info=True)
 
     def _failed(self, *, exception: BaseException, context: Any, **kwargs: Any) -> None:
+        """A call that ended without an answer (a connection error): its outcome is the
+        exception's name."""
         started = context.pop(_CONTEXT_KEY, None) if isinstance(context, dict) else None
-        model = kwargs.get("model")
-        name = getattr(model, "name", None) or _operation_of(context)
-        if started is None or name not in DATA_OPERATIONS:
+        if started is None:
             return
-        t, request = started
+        t, name, request = started
         try:
             record = record_of(
                 name, request, {}, t=t, outcome=type(exception).__name__, schemas=self.schemas
@@ -205,10 +205,3 @@ def _answer(http_response: Any) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {}
     return answer if isinstance(answer, dict) else {}
-
-
-def _operation_of(context: Any) -> str | None:
-    if isinstance(context, dict):
-        name = context.get("operation_name")
-        return name if isinstance(name, str) else None
-    return None

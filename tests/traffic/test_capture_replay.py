@@ -111,6 +111,28 @@ def test_the_botocore_hook_records_an_application_with_its_key_schema(tmp_path: 
     assert all(r.out == "ok" and r.units > 0 for r in puts)
 
 
+def test_a_call_that_gets_no_answer_is_recorded_with_its_error(tmp_path: Path) -> None:
+    from botocore.config import Config
+
+    path = tmp_path / "down.jsonl.gz"
+    config = Config(retries={"total_max_attempts": 1}, connect_timeout=1)
+    db = boto3.client(
+        "dynamodb",
+        endpoint_url="http://127.0.0.1:9",  # nothing listens on the discard port
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+        config=config,
+    )
+    with (
+        capture.install(db, path, describe_tables=False),
+        pytest.raises(Exception, match="Could not connect"),
+    ):
+        db.get_item(TableName="app", Key={"pk": {"S": "a"}})
+    [record] = read_trace(path).records
+    assert (record.op, record.pk, record.out) == ("GetItem", "a", "EndpointConnectionError")
+
+
 def _table_metrics(url: str, table: str) -> tuple[int, float]:
     """The emulator's partition count and data size of ``table``, from its /metrics."""
     text = urllib.request.urlopen(f"{url}/metrics", timeout=10).read().decode()
