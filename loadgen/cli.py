@@ -80,6 +80,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--keys", type=int, help="key space size (default 1000)")
     run.add_argument("--seed", type=int, help="seed for key choice (default 1)")
     run.add_argument("--out", help="write the results as JSON to this file")
+    _add_target_flags(run)
+    _add_load_flags(run)
+    _add_replay(commands)
+    _add_prefill(commands)
+    return parser
+
+
+def _add_target_flags(run: argparse.ArgumentParser) -> None:
+    """Where a run sends its requests, and how it reports them (run and replay)."""
     run.add_argument("--endpoint", help="DynamoDB endpoint URL (default: an embedded target)")
     run.add_argument(
         "--emulate",
@@ -90,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
         "--scale",
         type=float,
         help="partition model scale: every ceiling and capacity times this "
-        "(default 0.1; orders 0.02)",
+        "(default 0.1; orders 0.02; a replay: the trace's)",
     )
     run.add_argument(
         "--engine",
@@ -108,8 +117,66 @@ def _parser() -> argparse.ArgumentParser:
         help="DynamoDB client: boto3 (default) or fast (geventhttpclient, several times "
         "the requests per core)",
     )
-    _add_load_flags(run)
-    return parser
+
+
+def _add_replay(commands: Any) -> None:
+    replay = commands.add_parser(
+        "replay",
+        help="run a captured trace as a load test: its mix, keys and order, faster or at a rate",
+        description="Replay a trace of loadgen emulator --capture or loadgen.capture.install "
+        "as a Locust workload (workloads/replay.py). --speed X keeps the trace's pace X times "
+        "faster (default 1); --rate R launches its requests at R/s at AWS scale instead.",
+    )
+    replay.add_argument("trace", help="trace file (gzip JSON lines)")
+    replay.add_argument("--speed", type=float, help="the trace's own pace, X times faster")
+    replay.add_argument(
+        "--key-scale",
+        type=int,
+        default=1,
+        help="K copies of every key with the same popularity curve (default 1)",
+    )
+    replay.add_argument(
+        "--duration", "-t", help="run time (default: the trace's span over --speed; 30s)"
+    )
+    replay.add_argument("--users", "-u", type=int, help="closed model: users as fast as they go")
+    replay.add_argument("--seed", type=int, help="seed of the key copies (default 1)")
+    replay.add_argument("--out", help="write the results as JSON to this file")
+    replay.add_argument("--gate", metavar="THRESHOLDS", help="gate the results with this file")
+    replay.add_argument("--report", metavar="DIR", help="write the run report to DIR")
+    replay.add_argument("--config", help="YAML or TOML file with any of these settings")
+    _add_target_flags(replay)
+    _add_load_flags(replay)
+
+
+def _add_prefill(commands: Any) -> None:
+    prefill = commands.add_parser(
+        "prefill",
+        help="fill a table with a workload's or a trace's items before a test (aioboto3)",
+        description="Write N items of a workload's key design (or of a trace's keys and sizes) "
+        "with BatchWriteItem, many batches in flight. Flags not listed go to the workload "
+        "(--shards 20, ...).",
+    )
+    prefill.add_argument("source", help="a workload name or locustfile, or a trace file")
+    prefill.add_argument("--items", type=int, required=True, help="items to write")
+    prefill.add_argument("--endpoint", help="DynamoDB endpoint URL (e.g. a loadgen emulator)")
+    prefill.add_argument("--aws", action="store_true", help="fill a table on real DynamoDB")
+    prefill.add_argument("--region", help="AWS region")
+    prefill.add_argument("--table", help="table name (default: the workload's or the trace's)")
+    prefill.add_argument("--design", help="key design of the workload")
+    prefill.add_argument(
+        "--concurrency", type=int, default=16, help="batches in flight at once (default 16)"
+    )
+    prefill.add_argument("--seed", type=int, default=1, help="seed of the items' values")
+    prefill.add_argument(
+        "--allow-existing",
+        action="store_true",
+        help="write into a table that already holds items (refused otherwise)",
+    )
+    prefill.add_argument(
+        "--create-table",
+        action="store_true",
+        help="create the table when missing on --aws (local targets always may)",
+    )
 
 
 def _add_load_flags(run: argparse.ArgumentParser) -> None:
@@ -174,6 +241,31 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         return RunConfig(workload=args.workload, locust_args=locust_args + extra, **values)
     except TypeError as e:
         raise ConfigError(str(e)) from None
+
+
+def _replay_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
+    """``loadgen replay``: the run of workloads/replay.py over the trace, paced by it."""
+    import math
+
+    from loadgen.traffic.replay import load_trace, speed_stages
+
+    if args.key_scale < 1:
+        raise ConfigError(f"--key-scale must be an integer >= 1 (got {args.key_scale})")
+    trace = load_trace(args.trace)
+    if args.speed is not None and (args.rate or args.users):
+        other = f"--rate {args.rate:g}" if args.rate else f"--users {args.users}"
+        raise ConfigError(f"--speed {args.speed:g} and {other} exclude each other")
+    speed = args.speed if args.speed is not None else (None if args.rate or args.users else 1.0)
+    args.workload = "replay"
+    extra = [*extra, "--trace", args.trace, "--key-scale", str(args.key_scale)]
+    config = _run_config(args, extra)
+    if config.scale is None and trace.header.get("scale"):
+        config.scale = trace.scale  # the scale it was captured at: the same load, the same heat
+    if speed is not None:
+        config.stages = speed_stages(trace, speed)
+        if args.duration is None:
+            config.duration = f"{max(1, math.ceil(trace.span_s / speed))}s"
+    return config
 
 
 def _gate_or_report(args: argparse.Namespace) -> int:
@@ -261,10 +353,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             if extra:
                 raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
             return _gate_or_report(args)
-        if args.command == "run":
+        if args.command == "prefill":
+            from loadgen.traffic.prefill import prefill_command
+
+            return prefill_command(args, extra)
+        if args.command in ("run", "replay"):
             from loadgen.runner import run
 
-            config = _run_config(args, extra)
+            config = (
+                _run_config(args, extra) if args.command == "run" else _replay_config(args, extra)
+            )
             for name in ("users", "keys", "seed"):
                 if not isinstance(getattr(config, name), int):
                     raise ConfigError(f"{name} must be an integer (got {getattr(config, name)!r})")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.errors import ConfigError, CredentialsError
+from loadgen.targets.local import LOCAL_CREDENTIALS
 
 __all__ = [
     "EMULATOR_DEFAULTS",
@@ -33,13 +34,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-WORKLOADS = ("counter", "orders", "sensor")
-LOCAL_CREDENTIALS = {
-    # DynamoDB Local wants an alphanumeric access key id; moto accepts anything.
-    "AWS_ACCESS_KEY_ID": "local",
-    "AWS_SECRET_ACCESS_KEY": "local",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
+WORKLOADS = ("counter", "orders", "sensor", "replay")
 
 
 _EMBEDDED = "embedded"

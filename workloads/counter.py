@@ -45,6 +45,20 @@ class CounterUser(DynamoUser):
         if parsed.shards < 1:
             raise ConfigError(f"--shards must be >= 1 (got {parsed.shards})")
 
+    @classmethod
+    def prefill_item(cls, options: WorkloadOptions, parsed: Any, number: int) -> dict[str, Any]:
+        # sharded: every counter's shards in turn, counters past --keys once those are full.
+        # single: the GLOBAL_COUNTER item with every counter's attribute, then one item per
+        # counter (a table that also keeps each counter's own record).
+        value = {"N": str(number % 997 + 1)}
+        if options.design == "sharded":
+            pk = f"COUNTER#c{number // parsed.shards}#SHARD#{number % parsed.shards}"
+            return {"pk": {"S": pk}, "n": value}
+        if number == 0:
+            names = range(min(options.keys, 10_000))  # about 100 KB at most, under 400 KB
+            return {"pk": {"S": GLOBAL_COUNTER}} | {f"c{k}": {"N": "1"} for k in names}
+        return {"pk": {"S": f"COUNTER#c{number - 1}"}, "n": value}
+
     def on_start(self) -> None:
         self.shards = int(self.environment.parsed_options.shards)
 

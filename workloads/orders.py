@@ -103,10 +103,27 @@ class OrdersUser(DynamoUser):
         self.orders: deque[tuple[str, str, str]] = deque(maxlen=100)
         self._sequence = 0
 
+    @classmethod
+    def prefill_item(cls, options: WorkloadOptions, parsed: Any, number: int) -> dict[str, Any]:
+        # Past orders' headers, users in turn, a day apart before the test's first order,
+        # in every status (the status index holds them all).
+        user = f"u{number % options.keys:07d}"
+        order_id = f"p-{number:x}"
+        date = (START - timedelta(days=1 + number // options.keys)).strftime("%Y-%m-%d")
+        status = STATUSES[number % len(STATUSES)]
+        return {
+            "pk": _s(f"USER#{user}"),
+            "sk": _s(f"ORDER#{date}#{order_id}"),
+            "gsi1pk": _s(f"ORDER#{order_id}"),
+            "gsi1sk": _s(f"USER#{user}"),
+            "gsi2pk": _s(status_key(options.design, status, order_id, parsed.status_shards)),
+            "gsi2sk": _s(f"{date}#{order_id}"),
+            "status": _s(status),
+            "total": {"N": str(100 + number * 7919 % 99_900)},
+        }
+
     def _status_key(self, status: str, order_id: str) -> str:
-        if self.options.design == "hot-status":
-            return f"STATUS#{status}"
-        return f"STATUS#{status}#{hash_shard(order_id, self.status_shards)}"
+        return status_key(self.options.design, status, order_id, self.status_shards)
 
     def _user(self) -> str:
         return f"u{self.keys.next():07d}"
@@ -270,6 +287,13 @@ class OrdersUser(DynamoUser):
             ScanIndexForward=False,
             Limit=20,
         )
+
+
+def status_key(design: str, status: str, order_id: str, shards: int) -> str:
+    """The status index's partition key of an order in a design."""
+    if design == "hot-status":
+        return f"STATUS#{status}"
+    return f"STATUS#{status}#{hash_shard(order_id, shards)}"
 
 
 def hash_shard(order_id: str, shards: int) -> int:

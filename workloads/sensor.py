@@ -84,13 +84,23 @@ class SensorUser(DynamoUser):
             self.environment._sensor_clock = clock
         self.clock: SimulatedClock = clock
 
+    @classmethod
+    def prefill_item(cls, options: WorkloadOptions, parsed: Any, number: int) -> dict[str, Any]:
+        # Readings of every sensor in turn, one a minute, ending where the simulated clock
+        # starts: the history a table holds before the test.
+        sensor = f"s{number % options.keys:07d}"
+        ts = EPOCH - timedelta(minutes=1 + number // options.keys)
+        pk, sk = reading_key(options.design, sensor, ts)
+        value = round(20.0 + (number * 7919 % 1000) / 100.0, 2)
+        return {
+            "pk": {"S": pk},
+            "sk": {"S": sk},
+            "sensor": {"S": sensor},
+            "value": {"N": str(value)},
+        }
+
     def _reading_key(self, sensor: str, ts: datetime) -> tuple[str, str]:
-        stamp = ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
-        if self.options.design == "by-time":
-            return f"READINGS#{ts:%Y-%m-%d-%H}", f"{sensor}#{stamp}"
-        if self.options.design == "per-sensor":
-            return f"SENSOR#{sensor}", stamp
-        return f"SENSOR#{sensor}#DATE#{ts:%Y-%m-%d}", stamp
+        return reading_key(self.options.design, sensor, ts)
 
     def _aggregate_key(self, sensor: str, ts: datetime) -> tuple[str, str]:
         pk, _ = self._reading_key(sensor, ts)
@@ -169,6 +179,16 @@ class SensorUser(DynamoUser):
             sk=sk,
             Key={"pk": {"S": pk}, "sk": {"S": sk}},
         )
+
+
+def reading_key(design: str, sensor: str, ts: datetime) -> tuple[str, str]:
+    """A reading's (partition key, sort key) in a design."""
+    stamp = ts.strftime("%Y-%m-%dT%H:%M:%S.%f")
+    if design == "by-time":
+        return f"READINGS#{ts:%Y-%m-%d-%H}", f"{sensor}#{stamp}"
+    if design == "per-sensor":
+        return f"SENSOR#{sensor}", stamp
+    return f"SENSOR#{sensor}#DATE#{ts:%Y-%m-%d}", stamp
 
 
 register(SensorUser)

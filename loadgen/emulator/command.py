@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import re
 import signal
 import sys
 from typing import NoReturn
@@ -16,6 +17,7 @@ from aiohttp import web
 
 from loadgen.emulator.admission import DEFAULT_MAX_IN_FLIGHT, Admission
 from loadgen.emulator.backends import Backend, MotoBackend, NullBackend, UpstreamBackend
+from loadgen.emulator.capture import EmulatorCapture
 from loadgen.emulator.embedded import DEFAULT_SCALE
 from loadgen.emulator.engines import JVM_OPTIONS, choose_engine, warm
 from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
@@ -23,6 +25,7 @@ from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, MAX_REQUEST_BYTES, Emu
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets import local as targets
+from loadgen.traffic.trace import TraceWriter
 
 __all__ = ["main"]
 
@@ -99,6 +102,24 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_MAX_IN_FLIGHT,
         help="requests served at once; beyond, 503 ServiceUnavailable (default %(default)s)",
     )
+    parser.add_argument(
+        "--partition-size",
+        metavar="SIZE",
+        help="data one partition holds, e.g. 1GB or 64KB: a table's size over it is the least "
+        "partition count (default 10GB x --scale, as AWS's 10 GB)",
+    )
+    parser.add_argument(
+        "--capture",
+        metavar="FILE",
+        help="record every data request answered (time, operation, keys, item size, units, "
+        "outcome) to this trace file (gzip JSON lines) for loadgen replay and loadgen prefill",
+    )
+    parser.add_argument(
+        "--hash-keys",
+        metavar="SALT",
+        help="with --capture: record keys as their BLAKE2b hash keyed with SALT (popularity "
+        "and per-key order are kept, key text is not)",
+    )
     return parser
 
 
@@ -126,6 +147,7 @@ def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
     else:
         backend = MotoBackend()
     model = PartitionModel(
+        partition_bytes=_size(args.partition_size) if args.partition_size else None,
         scale=args.scale,
         seed=args.seed,
         region=args.region,
@@ -133,9 +155,29 @@ def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
     )
     quotas = Quotas(table=args.table_quota, account=args.account_quota)
     admission = Admission(max_in_flight=args.max_in_flight, largest_body=MAX_REQUEST_BYTES)
-    return Emulator(
+    emulator = Emulator(
         backend, model, shadow_items=args.shadow_items, quotas=quotas, admission=admission
     )
+    if args.hash_keys is not None and not args.capture:
+        raise ConfigError(f"--hash-keys {args.hash_keys!r} needs --capture FILE")
+    if args.capture:
+        writer = TraceWriter(
+            args.capture, source="emulator", scale=args.scale, hash_keys=args.hash_keys
+        )
+        emulator.capture = EmulatorCapture(writer, emulator)
+    return emulator
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _size(text: str) -> float:
+    """``64KB``, ``1.5GB``, ``4096`` in bytes (units are powers of 1024, as DynamoDB's GB)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)B?\s*", text, re.IGNORECASE)
+    value = float(match[1]) * _UNITS[match[2].upper()] if match else 0.0
+    if not (math.isfinite(value) and value >= 1):
+        raise ConfigError(f"--partition-size must be a size like 10GB or 64KB (got {text!r})")
+    return value
 
 
 async def _serve(
@@ -158,6 +200,12 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        if emulator.capture is not None:
+            print(
+                f"loadgen emulator: capturing data requests to {emulator.capture.writer.path}",
+                file=sys.stderr,
+                flush=True,
+            )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -166,6 +214,17 @@ async def _serve(
         await stop.wait()
     finally:
         await runner.cleanup()
+        if emulator.capture is not None:
+            emulator.capture.close()
+            writer = emulator.capture.writer
+            print(
+                f"loadgen emulator: captured {writer.records} requests to {writer.path}"
+                + (
+                    f" ({writer.dropped} dropped: the writer fell behind)" if writer.dropped else ""
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def _carries(engine_rate: float | None) -> str:

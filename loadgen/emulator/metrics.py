@@ -90,6 +90,11 @@ class ModelCollector(Collector):
             "partitions": GaugeMetricFamily(
                 f"{p}_partitions", "Partitions of the table or GSI.", labels=space
             ),
+            "size": GaugeMetricFamily(
+                f"{p}_table_size_bytes",
+                "The table's data size as the emulator saw it written (0 for a GSI).",
+                labels=space,
+            ),
             "splits": CounterMetricFamily(
                 f"{p}_splits", "Partitions added by capacity growth or heat.", labels=space
             ),
@@ -106,6 +111,7 @@ class ModelCollector(Collector):
             families["cap_write"].add_metric(labels, stats.write_capacity)
             families["partitions"].add_metric(labels, len(stats.partitions))
             families["splits"].add_metric(labels, stats.splits)
+            families["size"].add_metric(labels, stats.size_bytes)
             for partition in stats.partitions:
                 # The first hash of its range names a partition: stable while others split.
                 at = [*labels, f"{partition.start:016x}"]

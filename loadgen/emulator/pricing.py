@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from loadgen.emulator.update_expression import apply_update
 from loadgen.emulator.wire import batch_entries, dumps, error_code
-from loadgen.model.capacity import Item, KeyValue, OperationCost, cost_of, key_value
+from loadgen.model.capacity import Item, KeyValue, OperationCost, cost_of, item_size, key_value
 from loadgen.model.schema import TableSchema
 
 __all__ = ["ItemShadow", "Pricing", "primary_key"]
@@ -49,12 +49,20 @@ class ItemShadow:
         {'pk': {'S': 'a'}}
     """
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, on_size: Callable[[str, float], None] | None = None) -> None:
         if capacity < 0:
             raise ValueError(f"shadow capacity must be >= 0 items (got {capacity!r})")
         self.capacity = capacity
         """Items kept at most; 0 keeps none (every write is priced as an insert)."""
-        self._items: OrderedDict[tuple[str, tuple[KeyValue, ...]], bytes] = OrderedDict()
+        self._items: OrderedDict[tuple[str, tuple[KeyValue, ...]], tuple[bytes, int]] = (
+            OrderedDict()
+        )
+        self.table_bytes: dict[str, int] = {}
+        """Each table's data size as seen pass by: items added, grown, shrunk or deleted while
+        the shadow held them (an item evicted and seen again counts again)."""
+        self.on_size = on_size
+        """Called with (table, bytes) when a table's size changes (the partition model's
+        `resize`)."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -67,25 +75,33 @@ class ItemShadow:
         if stored is None:
             return None
         self._items.move_to_end((table, key))
-        item: Item = json.loads(stored)
+        item: Item = json.loads(stored[0])
         return item
 
     def put(self, table: str, key: tuple[KeyValue, ...] | None, item: Item | None) -> None:
         """Remember ``item`` as stored under ``key`` (None: it is gone)."""
         if key is None:
             return
+        old = self._items.get((table, key))
+        size = item_size(item) if item is not None else 0
+        if size != (old[1] if old is not None else 0):
+            total = self.table_bytes.get(table, 0) + size - (old[1] if old is not None else 0)
+            self.table_bytes[table] = max(0, total)
+            if self.on_size is not None:
+                self.on_size(table, self.table_bytes[table])
         if item is None:
             self._items.pop((table, key), None)
             return
         if self.capacity == 0:
             return
-        self._items[(table, key)] = dumps(item)
+        self._items[(table, key)] = (dumps(item), size)
         self._items.move_to_end((table, key))
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)
 
     def drop_table(self, table: str) -> None:
         """Forget every item of a table (it was deleted or created anew). O(items)."""
+        self.table_bytes.pop(table, None)
         for entry in [entry for entry in self._items if entry[0] == table]:
             del self._items[entry]
 

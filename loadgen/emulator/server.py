@@ -47,6 +47,7 @@ from loadgen.emulator.backends import (
     BackendResponse,
     BackendUnavailable,
 )
+from loadgen.emulator.capture import EmulatorCapture
 from loadgen.emulator.faults import unavailable, unusable_answer
 from loadgen.emulator.metrics import ModelCollector
 from loadgen.emulator.pricing import ItemShadow, Pricing
@@ -141,8 +142,11 @@ class Emulator:
         shadow_items: int = DEFAULT_SHADOW_ITEMS,
         quotas: Quotas | None = None,
         admission: Admission | None = None,
+        capture: EmulatorCapture | None = None,
     ) -> None:
         self.backend = backend
+        self.capture = capture
+        """Writes each answered data request to a trace (``--capture``; `capture`)."""
         self.model = model
         self.quotas = quotas or Quotas()
         """Provisioned-capacity quotas CreateTable and UpdateTable are held to."""
@@ -150,7 +154,7 @@ class Emulator:
         """Limits on requests in flight and the body bytes they hold."""
         self.schemas: dict[str, TableSchema] = {}
         """Tables the model knows, by name."""
-        self.shadow = ItemShadow(shadow_items)
+        self.shadow = ItemShadow(shadow_items, on_size=model.resize)
         self.requests: Counter[tuple[str, str]] = Counter()
         """Requests answered, by (operation, outcome): forwarded, throttled or rejected."""
         self.registry = CollectorRegistry(auto_describe=False)
@@ -198,6 +202,8 @@ class Emulator:
             )
             if operation in MODELED_OPERATIONS:
                 reply = await self._modeled(call)
+                if self.capture is not None:  # --capture: after the answer is known
+                    self.capture.observe(operation, payload, reply.status, reply.body)
             elif operation in TABLE_OPERATIONS:
                 reply = await self._table_operation(call)
             else:

@@ -30,7 +30,6 @@ the master `merge`s: what a worker sends is what it gathered since its last repo
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from array import array
@@ -42,7 +41,7 @@ from typing import Any
 from loadgen.errors import ConfigError
 from loadgen.heat import consumed
 from loadgen.heat.sketch import HeavyHitter, SpaceSaving
-from loadgen.model.hashing import bucket_of, key_bytes
+from loadgen.model.hashing import bucket_of, key_hasher
 from loadgen.model.schema import TableSchema
 
 __all__ = [
@@ -69,24 +68,6 @@ FIELDS = 3
 _KEY_CACHE = 1 << 14
 # Hashing a key costs about 0.8 µs; hot keys repeat, so a small bounded cache of recent keys
 # saves most of it while keeping memory flat under millions of distinct keys.
-
-
-def key_hasher(salt: str | bytes) -> Any:
-    """A function mapping a key to 16 hex digits of keyed BLAKE2b: stable for one salt.
-
-    >>> key_hasher("s3cret")("USER#42") == key_hasher("s3cret")("USER#42")
-    True
-    """
-    secret = salt.encode("utf-8") if isinstance(salt, str) else salt
-    if not secret:
-        raise ConfigError("--hash-keys (hash_keys) needs a non-empty salt (got an empty one)")
-    # BLAKE2b takes keys of up to 64 bytes: derive one from a salt of any length.
-    secret = hashlib.blake2b(secret, digest_size=64).digest()
-
-    def hashed(key: str | bytes) -> str:
-        return hashlib.blake2b(key_bytes(key), key=secret, digest_size=8).hexdigest()
-
-    return hashed
 
 
 @dataclass(frozen=True)

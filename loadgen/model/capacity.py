@@ -24,6 +24,7 @@ from loadgen.model.itemsize import Item, KeyValue, item_size, key_value, value_s
 from loadgen.model.schema import IndexSchema, TableSchema
 
 __all__ = [
+    "OPERATIONS",
     "Charge",
     "Consistency",
     "Item",
@@ -36,6 +37,7 @@ __all__ = [
     "item_size",
     "key_value",
     "projected",
+    "query_key",
     "read_units",
     "value_size",
     "write_units",
@@ -306,11 +308,12 @@ def _query_or_scan(call: _Call) -> OperationCost:
     # A Scan page reads a run of the hash space: charge the partition of its first item.
     key = _pk(items[0], owner) if items else None
     if key is None and call.operation == "Query":
-        key = _query_key(request, owner.partition_key)
+        key = query_key(request, owner.partition_key)
     return call.cost([(Charge(schema.name, index_name, "read", units, key),)])
 
 
-def _query_key(request: Mapping[str, Any], partition_key: str) -> KeyValue | None:
+def query_key(request: Mapping[str, Any], partition_key: str) -> KeyValue | None:
+    """The partition-key value a Query names (``KeyConditionExpression`` or ``KeyConditions``)."""
     conditions = request.get("KeyConditions")
     if conditions and partition_key in conditions:
         return key_value(conditions[partition_key]["AttributeValueList"][0])
@@ -430,6 +433,8 @@ _OPERATIONS = {
     "TransactGetItems": _transact_get_items,
     "TransactWriteItems": _transact_write_items,
 }
+OPERATIONS = frozenset(_OPERATIONS)
+"""The data operations DynamoDB charges by item size: the ones `cost_of` prices."""
 
 
 def consumed_capacity_response(

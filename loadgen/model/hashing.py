@@ -10,8 +10,11 @@ bucket and a modeled partition cover the same keys.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
-__all__ = ["HASH_SPACE", "bucket_of", "key_bytes", "partition_hash"]
+from loadgen.errors import ConfigError
+
+__all__ = ["HASH_SPACE", "bucket_of", "key_bytes", "key_hasher", "partition_hash"]
 
 HASH_SPACE = 1 << 64
 """Size of the hash space: partition hashes lie in ``[0, HASH_SPACE)``."""
@@ -34,3 +37,24 @@ def partition_hash(value: str | bytes | int | float) -> int:
 def bucket_of(value: str | bytes | int | float, buckets: int) -> int:
     """Index in ``[0, buckets)`` of the equal slice of the hash space holding ``value``."""
     return (partition_hash(value) * buckets) >> 64
+
+
+def key_hasher(salt: str | bytes) -> Callable[[str | bytes], str]:
+    """A function mapping a key to 16 hex digits of keyed BLAKE2b: stable for one salt.
+
+    The heat exporter's ``--hash-keys`` and the trace's (`loadgen.traffic.trace`) use it, so
+    one salt gives one name to a key in metrics, results and traces.
+
+    >>> key_hasher("s3cret")("USER#42") == key_hasher("s3cret")("USER#42")
+    True
+    """
+    secret = salt.encode("utf-8") if isinstance(salt, str) else salt
+    if not secret:
+        raise ConfigError("--hash-keys (hash_keys) needs a non-empty salt (got an empty one)")
+    # BLAKE2b takes keys of up to 64 bytes: derive one from a salt of any length.
+    secret = hashlib.blake2b(secret, digest_size=64).digest()
+
+    def hashed(key: str | bytes) -> str:
+        return hashlib.blake2b(key_bytes(key), key=secret, digest_size=8).hexdigest()
+
+    return hashed

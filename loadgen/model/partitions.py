@@ -8,9 +8,11 @@ How capacity is decided, per keyspace and per kind (read, write):
 
 - Partitions cover equal ranges of the 64-bit hash space of `loadgen.model.hashing.partition_hash`
   at first, so a heat-exporter bucket and a modeled partition hold the same keys. Their count
-  follows the older documented formula ``max(ceil(RCU/3000 + WCU/1000), ceil(GB/10))`` with
-  the size term taken as 0 (the model stores no items). More capacity than the partitions can
-  absorb doubles them; a split for heat halves one; partitions never merge.
+  follows the older documented formula ``max(ceil(RCU/3000 + WCU/1000), ceil(GB/10))``, the
+  size term from the table's data size as its owner reports it (`PartitionModel.resize`; the
+  emulator counts the bytes it sees written) over 10 GB times the scale per partition. More
+  capacity or data than the partitions can absorb doubles them; a split for heat halves one;
+  partitions never merge.
 - Capacity is enforced per second, with token buckets topped up at each whole second. Each
   partition's bucket holds one second of its ceiling (3,000 read and 1,000 write units/s,
   independent unless ``additive=True``). The keyspace's holds one second of its capacity plus
@@ -76,6 +78,8 @@ HEAT_FRACTION = 0.8
 """Share of its ceiling a partition must use in a second to count as hot (a model choice)."""
 SAMPLE_SIZE = 32
 """Partition-key hashes a hot partition keeps, to choose where it splits."""
+PARTITION_BYTES = 10 * 2**30
+"""Data one partition holds at most: 10 GB (times the model's scale, like every capacity)."""
 MAX_PARTITIONS = 4096
 """Most partitions one table or index is given, whatever its capacity (a model bound).
 
@@ -127,8 +131,10 @@ class ThroughputStats:
     throttled_reads: int
     throttled_writes: int
     splits: int
-    """Partitions added since creation, by capacity growth or for heat."""
+    """Partitions added since creation, by capacity growth, data size or for heat."""
     partitions: tuple[PartitionStats, ...]
+    size_bytes: float = 0.0
+    """The table's data size as last reported (`PartitionModel.resize`); 0 for a GSI."""
 
 
 class _Partition:
@@ -182,6 +188,8 @@ class _Keyspace:
         self.splits = 0
         self.throttles: dict[tuple[int, Limit], Throttle] = {}
         self.rate = [0.0, 0.0]
+        self.size_bytes = 0.0
+        self.partition_bytes = model.partition_bytes
         self.configure(schema)
         self.tokens = list(self.rate)  # one second of capacity, no burst banked yet
         count = self.needed_partitions()
@@ -230,7 +238,8 @@ class _Keyspace:
     def needed_partitions(self) -> int:
         # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.Partitions.html
         read, write = (self.rate[kind] / self.scale / _CEILINGS[kind] for kind in (_READ, _WRITE))
-        return max(1, min(MAX_PARTITIONS, math.ceil(read + write - 1e-9)))
+        by_size = math.ceil(self.size_bytes / self.partition_bytes - 1e-9)
+        return max(1, min(MAX_PARTITIONS, max(math.ceil(read + write - 1e-9), by_size)))
 
     def grow(self) -> None:
         """Double the partitions until they absorb the capacity."""
@@ -296,6 +305,7 @@ class PartitionModel:
         split_after: float = 300.0,
         region: str = "us-east-1",
         account: str = "000000000000",
+        partition_bytes: float | None = None,
     ) -> None:
         if not (isinstance(scale, int | float) and math.isfinite(scale) and scale > 0):
             raise ConfigError(f"scale must be a positive number, got {scale!r}")
@@ -312,6 +322,13 @@ class PartitionModel:
         self.split_after = float(split_after)
         """Seconds of sustained heat before a partition splits (a public test saw about 8 min)."""
         self.region, self.account = region, account
+        if partition_bytes is None:
+            partition_bytes = PARTITION_BYTES * self.scale
+        if not (math.isfinite(partition_bytes) and partition_bytes >= 1):
+            raise ConfigError(f"partition size must be >= 1 byte, got {partition_bytes!r}")
+        self.partition_bytes = float(partition_bytes)
+        """Data one partition holds (10 GB x scale unless given): a table's size over it is
+        the size term of its partition count."""
         full = tuple(ceiling * self.scale for ceiling in _CEILINGS)
         self._full = full  # each kind's ceiling, in its own units
         # Bucket sizes per slot; additive mode keeps one bucket in write units.
@@ -354,6 +371,20 @@ class PartitionModel:
             raise ConfigError(f"table {name!r} is not in the model")
         for key in [key for key in self._spaces if key[0] == name]:
             del self._spaces[key]
+
+    def resize(self, table: str, size_bytes: float) -> None:
+        """The table's data size is now ``size_bytes``: past a multiple of the partition size
+        its partitions double (never merge). A table not in the model is ignored. O(1) unless
+        the partitions grow.
+
+        Its global secondary indexes keep their own count (their size is not known).
+        """
+        space = self._spaces.get((table, None))
+        if space is None:
+            return
+        space.size_bytes = size_bytes
+        if space.needed_partitions() > len(space.parts):
+            space.grow()
 
     def _index(self, schema: TableSchema, existing: dict[str | None, _Keyspace]) -> None:
         base = existing.get(None) or _Keyspace(self, schema, None)
@@ -446,6 +477,7 @@ class PartitionModel:
                     throttled_writes=space.throttled[_WRITE],
                     splits=space.splits,
                     partitions=parts,
+                    size_bytes=space.size_bytes if index is None else 0.0,
                 )
             )
         return stats

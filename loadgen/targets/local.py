@@ -57,6 +57,16 @@ _INSTALL_HINT = (
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _LOOPBACK = "127.0.0.1"
 _PORT_ATTEMPTS = 3
+
+LOCAL_CREDENTIALS = {
+    # DynamoDB Local wants an alphanumeric access key id; moto accepts anything.
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+"""Credentials for local targets (``loadgen run``, ``loadgen prefill``), unless the
+environment has its own."""
+
 _STOP_GRACE_SECONDS = 5.0
 _MAX_PROBE_BODY = 1 << 20
 _PORT_IN_USE = re.compile(r"address already in use|BindException", re.IGNORECASE)

@@ -159,6 +159,15 @@ class DynamoUser(User):
         """The CreateTable parameters of the workload's table, billing aside (see `Billing`)."""
         raise NotImplementedError
 
+    @classmethod
+    def prefill_item(cls, options: WorkloadOptions, parsed: Any, number: int) -> dict[str, Any]:
+        """The ``number``-th item a table of this design holds (``loadgen prefill``).
+
+        Distinct for every number, in the design's key shape, with the workload's values: a
+        table that has lived a while. ``parsed`` holds the workload's own options.
+        """
+        raise HarnessError(f"{cls.__name__} cannot prefill a table (no prefill_item)")
+
 
 def workload_options(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
     """The workload's validated options, parsed once per process."""

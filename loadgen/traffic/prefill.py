@@ -1,0 +1,401 @@
+"""``loadgen prefill``: fill a table before a test, as a table that has lived a while is full.
+
+    loadgen prefill counter --design sharded --items 1000000 --endpoint http://127.0.0.1:8000
+    loadgen prefill t.jsonl.gz --items 200000 --aws --table app-staging --allow-existing
+
+Items come from a workload's key design (its ``prefill_item``: the n-th item a table of that
+design holds) or from a trace's keys and sizes (each recorded key at its largest recorded
+size, then copies ``key~1``, ``key~2``, ... as ``loadgen replay --key-scale`` names them).
+They are written with aioboto3: ``--concurrency`` BatchWriteItem calls of 25 items in flight,
+UnprocessedItems and throttled calls retried with full-jitter exponential backoff, no SDK
+retries (so every throttle is counted), a progress line and a summary: items/s, write units
+consumed and throttles.
+
+A table is created only where ``loadgen run`` would create one (a local endpoint, or
+``--aws --create-table``), and a table that holds items is refused unless
+``--allow-existing``: nothing on AWS is created or changed that was not asked for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import random
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loadgen.errors import ConfigError, CredentialsError, TargetError
+from loadgen.model.capacity import item_size, write_units
+from loadgen.targets import local as targets
+
+__all__ = [
+    "BATCH",
+    "PrefillPlan",
+    "PrefillSummary",
+    "plan_for_trace",
+    "plan_for_workload",
+    "prefill",
+    "prefill_command",
+]
+
+BATCH = 25
+"""Items per BatchWriteItem, DynamoDB's most."""
+MAX_ATTEMPTS = 12
+"""Attempts per batch before prefill gives up on the target."""
+BACKOFF_BASE_S = 0.05
+BACKOFF_CAP_S = 5.0
+_THROTTLES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
+
+
+@dataclass(frozen=True)
+class PrefillPlan:
+    """What to write: the table (its CreateTable request) and the n-th item, for n < count."""
+
+    table_request: dict[str, Any]
+    item: Callable[[int], dict[str, Any]]
+    count: int
+    source: str
+    """What the items follow, for the summary (``counter (sharded)``, ``trace t.jsonl.gz``)."""
+
+    @property
+    def table(self) -> str:
+        return str(self.table_request["TableName"])
+
+
+@dataclass
+class PrefillSummary:
+    """What a prefill did."""
+
+    items: int = 0
+    seconds: float = 0.0
+    write_units: float = 0.0
+    """Units consumed as the target reported them (computed from item sizes when it did not)."""
+    calls: int = 0
+    throttled_calls: int = 0
+    """BatchWriteItem calls answered with a throttling error."""
+    unprocessed: int = 0
+    """Items returned unprocessed (throttled within a batch), retried."""
+    bytes: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def items_per_s(self) -> float:
+        return self.items / self.seconds if self.seconds > 0 else 0.0
+
+    def line(self, table: str) -> str:
+        return (
+            f"Prefilled {self.items:,} items ({self.bytes / 1e6:,.1f} MB) into {table} in "
+            f"{self.seconds:.1f} s: {self.items_per_s:,.0f} items/s, "
+            f"{self.write_units:,.0f} write units consumed "
+            f"({self.write_units / max(self.seconds, 1e-9):,.0f}/s), "
+            f"{self.throttled_calls} throttled calls, {self.unprocessed} unprocessed items retried"
+        )
+
+
+# --- plans --------------------------------------------------------------------------------
+
+
+def _without_gevent() -> None:
+    """Prefill runs asyncio: keep gevent's patching of the standard library out of it (when
+    nothing imported Locust yet; a workload's locustfile imports it)."""
+    if "locust" not in sys.modules:
+        os.environ.setdefault("LOCUST_SKIP_MONKEY_PATCH", "1")
+
+
+def plan_for_workload(
+    locustfile: Path, argv: list[str], count: int, *, endpoint_url: str | None
+) -> PrefillPlan:
+    """Items of a workload locustfile's key design, its options parsed from ``argv``."""
+    _without_gevent()
+    from locust.argument_parser import get_parser
+    from locust.util.load_locustfile import load_locustfile
+
+    from loadgen.workload import DynamoUser, WorkloadOptions
+    from loadgen.workload.user import table_request
+
+    user_classes, _ = load_locustfile(str(locustfile))
+    workloads = [c for c in user_classes.values() if issubclass(c, DynamoUser)]
+    if not workloads:
+        raise ConfigError(f"{locustfile} defines no DynamoUser workload")
+    user_class = workloads[0]
+    try:
+        parsed = get_parser(default_config_files=[]).parse_args(["-f", str(locustfile), *argv])
+    except SystemExit:
+        raise ConfigError(f"unknown prefill options {' '.join(argv)}") from None
+    user_class.check_options(parsed)
+    options = WorkloadOptions.from_parsed(
+        parsed,
+        designs=user_class.designs,
+        default_table=user_class.default_table,
+        default_mix=user_class.default_mix,
+        host=endpoint_url,
+    )
+    request = table_request(user_class, options)
+
+    def item(number: int) -> dict[str, Any]:
+        return user_class.prefill_item(options, parsed, number)
+
+    return PrefillPlan(request, item, count, f"{locustfile.stem} ({options.design})")
+
+
+def plan_for_trace(path: str, count: int, *, table: str | None) -> PrefillPlan:
+    """Items of a trace's keys and sizes on one of its tables (the busiest by default)."""
+    from loadgen.traffic.replay import Replayer, load_trace
+
+    trace = load_trace(path)
+    sizes: dict[str, dict[tuple[str | None, str | None], int]] = {}
+    for record in trace.records:
+        for name, pk, sk, size in record.touches:
+            if pk is not None:
+                seen = sizes.setdefault(name, {})
+                seen[(pk, sk)] = max(seen.get((pk, sk), 0), size)
+    if table is None:
+        table = max(sizes, key=lambda t: len(sizes[t]))
+    if table not in sizes or table not in trace.schemas:
+        raise ConfigError(
+            f"table {table!r} is not in the trace {path} (expected one of: "
+            f"{', '.join(sorted(sizes))})"
+        )
+    replayer = Replayer(trace)
+    schema = trace.schemas[table]
+    keys = list(sizes[table].items())
+    [request] = [r for r in replayer.table_requests() if r["TableName"] == table]
+    request["BillingMode"] = "PAY_PER_REQUEST"
+
+    def item(number: int) -> dict[str, Any]:
+        (pk, sk), size = keys[number % len(keys)]
+        copy = number // len(keys)
+        return replayer.item(schema, f"{pk}~{copy}" if copy else pk, sk, size)
+
+    return PrefillPlan(request, item, count, f"trace {path}")
+
+
+# --- writing ------------------------------------------------------------------------------
+
+
+def prefill(
+    plan: PrefillPlan,
+    *,
+    endpoint_url: str | None,
+    region: str | None = None,
+    concurrency: int = 16,
+    progress: bool = True,
+    seed: int = 1,
+) -> PrefillSummary:
+    """Write the plan's items with aioboto3; the table must exist. Returns the summary."""
+    if concurrency < 1:
+        raise ConfigError(f"--concurrency must be >= 1 (got {concurrency})")
+    return asyncio.run(_prefill(plan, endpoint_url, region, concurrency, progress, seed))
+
+
+async def _prefill(
+    plan: PrefillPlan,
+    endpoint_url: str | None,
+    region: str | None,
+    concurrency: int,
+    progress: bool,
+    seed: int,
+) -> PrefillSummary:
+    import aioboto3
+    from aiobotocore.config import AioConfig
+
+    summary = PrefillSummary()
+    numbers = iter(range(plan.count))
+    rng = random.Random(seed)
+    config = AioConfig(
+        retries={"mode": "standard", "total_max_attempts": 1},  # we retry, and count
+        max_pool_connections=concurrency,
+    )
+    session = aioboto3.Session()
+    async with session.client(
+        "dynamodb", endpoint_url=endpoint_url, region_name=region, config=config
+    ) as db:
+
+        async def worker() -> None:
+            while True:
+                batch = [plan.item(n) for n in itertools.islice(numbers, BATCH)]
+                if not batch:
+                    return
+                await _write(db, plan.table, batch, summary, rng)
+
+        reporter = asyncio.create_task(_progress(plan, summary)) if progress else None
+        try:
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+        finally:
+            if reporter is not None:
+                reporter.cancel()
+            summary.seconds = time.perf_counter() - summary.started
+    if progress:
+        _show(plan, summary, final=True)
+    return summary
+
+
+async def _write(
+    db: Any, table: str, batch: list[dict[str, Any]], summary: PrefillSummary, rng: random.Random
+) -> None:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    pending: dict[str, list[Any]] = {table: [{"PutRequest": {"Item": item}} for item in batch]}
+    for attempt in range(MAX_ATTEMPTS):
+        sent = sum(len(v) for v in pending.values())
+        summary.calls += 1
+        try:
+            answer = await db.batch_write_item(RequestItems=pending, ReturnConsumedCapacity="TOTAL")
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            if error.get("Code") not in _THROTTLES:
+                raise TargetError(
+                    f"BatchWriteItem on {table!r} failed: {error.get('Code')}: "
+                    f"{error.get('Message')}"
+                ) from None
+            summary.throttled_calls += 1
+            await asyncio.sleep(_backoff(attempt, rng))
+            continue
+        except BotoCoreError as exc:
+            raise TargetError(f"BatchWriteItem on {table!r} failed: {exc}") from None
+        left: dict[str, list[Any]] = answer.get("UnprocessedItems") or {}
+        unprocessed = sum(len(v) for v in left.values())
+        done = [entry for entry in pending[table] if entry not in left.get(table, ())]
+        summary.items += sent - unprocessed
+        summary.unprocessed += unprocessed
+        written = [entry["PutRequest"]["Item"] for entry in done]
+        sizes = [item_size(item) for item in written]
+        summary.bytes += sum(sizes)
+        reported = answer.get("ConsumedCapacity")
+        if reported:
+            summary.write_units += sum(float(c.get("CapacityUnits") or 0) for c in reported)
+        else:
+            summary.write_units += sum(write_units(size) for size in sizes)
+        if not unprocessed:
+            return
+        pending = left
+        await asyncio.sleep(_backoff(attempt, rng))
+    raise TargetError(
+        f"BatchWriteItem on {table!r} left items unprocessed after {MAX_ATTEMPTS} attempts "
+        "(the table is throttling: raise its capacity or lower --concurrency)"
+    )
+
+
+def _backoff(attempt: int, rng: random.Random) -> float:
+    """Full jitter: a random wait up to 50 ms x 2^attempt, at most 5 s (AWS's advice)."""
+    return rng.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt))
+
+
+async def _progress(plan: PrefillPlan, summary: PrefillSummary) -> None:
+    interval = 0.5 if sys.stderr.isatty() else 2.0
+    while True:
+        await asyncio.sleep(interval)
+        summary.seconds = time.perf_counter() - summary.started
+        _show(plan, summary, final=False)
+
+
+def _show(plan: PrefillPlan, summary: PrefillSummary, *, final: bool) -> None:
+    share = summary.items / plan.count if plan.count else 1.0
+    bar = "#" * int(share * 30)
+    throttles = summary.throttled_calls + summary.unprocessed
+    line = (
+        f"[{bar:<30}] {summary.items:>10,}/{plan.count:,} items  "
+        f"{summary.items_per_s:>8,.0f} items/s  throttles {throttles}"
+    )
+    tty = sys.stderr.isatty()
+    end = "\n" if final or not tty else ""
+    print(("\r" if tty else "") + line, end=end, file=sys.stderr, flush=True)
+
+
+# --- the command --------------------------------------------------------------------------
+
+
+def prefill_command(args: argparse.Namespace, extra: list[str]) -> int:
+    """``loadgen prefill``: choose the target and the plan, check the table, write, summarise."""
+    _without_gevent()
+    import boto3
+    import botocore.exceptions
+
+    from loadgen.workload.tables import ensure_table
+
+    if args.items < 1:
+        raise ConfigError(f"--items must be >= 1 (got {args.items})")
+    if args.aws and args.endpoint:
+        raise ConfigError(f"--aws and --endpoint {args.endpoint} exclude each other")
+    endpoint: str | None = args.endpoint or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
+    endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL")
+    if not args.aws and not endpoint:
+        raise ConfigError(
+            "prefill needs a table that outlives it: --endpoint URL (a running loadgen "
+            "emulator, DynamoDB Local, ...) or --aws"
+        )
+    if args.aws:
+        endpoint = None
+    source = args.source
+    if source.endswith((".gz", ".jsonl", ".json")) or (
+        Path(source).is_file() and not source.endswith(".py")
+    ):
+        if extra or args.design:
+            flags = " ".join(extra) or "--design"
+            raise ConfigError(f"a trace takes no workload flags (got {flags})")
+        plan = plan_for_trace(source, args.items, table=args.table)
+    else:
+        locustfile = _locustfile(source)
+        argv = list(extra)
+        if args.design:
+            argv += ["--design", args.design]
+        if args.table:
+            argv += ["--table", args.table]
+        plan = plan_for_workload(locustfile, argv, args.items, endpoint_url=endpoint)
+    if endpoint is not None:  # checked after the input, which needs no target
+        for name, value in targets.LOCAL_CREDENTIALS.items():
+            os.environ.setdefault(name, value)
+        targets.probe(endpoint, timeout=5.0)
+    client = boto3.client("dynamodb", endpoint_url=endpoint, region_name=args.region)
+    where = endpoint or f"AWS region {client.meta.region_name}"
+    try:
+        ensure_table(client, plan.table_request, create=bool(endpoint) or args.create_table)
+        if not args.allow_existing:
+            held = client.scan(TableName=plan.table, Limit=1, Select="COUNT").get("Count", 0)
+            if held:
+                raise ConfigError(
+                    f"table {plan.table!r} at {where} already holds items; pass "
+                    "--allow-existing to add to them"
+                )
+    except botocore.exceptions.NoCredentialsError:
+        raise CredentialsError("no AWS credentials found for --aws") from None
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+        raise TargetError(f"cannot use table {plan.table!r} at {where}: {exc}") from None
+    print(
+        f"Prefilling {plan.table} at {where} with {plan.count:,} items of {plan.source}",
+        file=sys.stderr,
+        flush=True,
+    )
+    summary = prefill(
+        plan,
+        endpoint_url=endpoint,
+        region=args.region or client.meta.region_name,
+        concurrency=args.concurrency,
+        seed=args.seed,
+    )
+    print(summary.line(plan.table), flush=True)
+    return 0
+
+
+def _locustfile(source: str) -> Path:
+    if source.endswith(".py"):
+        path = Path(source)
+        if not path.is_file():
+            raise ConfigError(f"locustfile {source!r} does not exist")
+        return path
+    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        path = base / "workloads" / f"{source}.py"
+        if path.is_file() and source != "replay":
+            return path
+    raise ConfigError(
+        f"unknown prefill source {source!r} (expected a workload: counter, orders, sensor; "
+        "a locustfile; or a trace file)"
+    )
