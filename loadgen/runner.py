@@ -34,12 +34,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 WORKLOADS = ("counter", "orders", "sensor")
-LOCAL_CREDENTIALS = {
-    # DynamoDB Local wants an alphanumeric access key id; moto accepts anything.
-    "AWS_ACCESS_KEY_ID": "local",
-    "AWS_SECRET_ACCESS_KEY": "local",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
 
 
 _EMBEDDED = "embedded"
@@ -293,8 +287,8 @@ def _target(config: RunConfig) -> Iterator[Target]:
     if config.aws:
         yield Target(None, _describe_aws(config.region))
         return
-    for name, value in LOCAL_CREDENTIALS.items():
-        os.environ.setdefault(name, value)
+    # Clients of a local endpoint sign with local credentials when none are configured
+    # (`loadgen.client.credentials`), as under plain `locust -f`.
     if endpoint and not config.emulate:
         targets.probe(endpoint, timeout=5.0)
         yield Target(endpoint, endpoint, reports_capacity=False)
