@@ -5,8 +5,8 @@ runner or a master (whose recorder holds the heat merged from its workers' repor
 
 - a **Partition heat** tab in Locust's own UI (``extended_tabs`` and ``extended_tables`` in the
   UI's template arguments; its rows ride on Locust's ``/stats/requests`` poll as
-  ``extended_stats``, so the tab refreshes with the other tabs), with a bar under it naming
-  the diagnosis and linking the heatmap, the report and the JSON;
+  ``extended_stats``, so the tab refreshes with the other tabs), with a panel under it
+  naming the diagnosis, showing the live heatmap and linking the report and the JSON;
 - ``/partition-heat/``: the live heatmap of hash buckets over time, drawn on a canvas by the
   page's own script (no chart library and nothing from another host), with the diagnosis;
 - ``/partition-heat/data.json``: the view as JSON (`loadgen.webui.view.heat_view`);
@@ -54,12 +54,12 @@ COLUMNS = [
     {"key": "key", "title": "Partition key"},
     {"key": "share", "title": "Share of key touches (%)"},
     {"key": "touches", "title": "Key touches"},
-    {"key": "write_units", "title": "Write units/s*"},
-    {"key": "read_units", "title": "Read units/s*"},
+    {"key": "write_units", "title": "Write units/s (last 5 s)"},
+    {"key": "read_units", "title": "Read units/s (last 5 s)"},
     {"key": "throttled", "title": "Throttled attempts"},
     {"key": "throttled_ratio", "title": "Throttled per touch"},
 ]
-"""The tab's table; * units/s over the last 5 s, at AWS scale when the target is scaled."""
+"""The tab's table; units/s at AWS scale when the target is scaled."""
 
 
 class _Views:

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from loadgen.emulator.embedded import EmbeddedEmulator
+from loadgen.webui.routes import COLUMNS
 from tests.conftest import free_port, in_ci
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -195,18 +196,16 @@ def test_the_tab_and_the_heatmap_show_the_hot_key(
                          ARTIFACTS / "webui" / "partition-heat-heatmap.png")  # fmt: skip
     # Locust's React UI rendered our tab and its table: the hottest key first, throttled.
     rows = parse(tab).rows
-    assert ["Table or index", "Partition key", "Share of key touches (%)", "Key touches",
-            "Write units/s*", "Read units/s*", "Throttled attempts",
-            "Throttled per touch"] in rows  # fmt: skip
-    first = rows[rows.index(["Table or index", "Partition key", "Share of key touches (%)",
-                             "Key touches", "Write units/s*", "Read units/s*",
-                             "Throttled attempts", "Throttled per touch"]) + 1]  # fmt: skip
+    head = [column["title"] for column in COLUMNS]
+    assert head in rows
+    first = rows[rows.index(head) + 1]
     assert first[:2] == ["ph-counter-webui-single", "GLOBAL_COUNTER"]
     assert number(first[2]) == 100
     assert number(first[6]) > 0  # throttled attempts
-    # The bar under the tab names the diagnosis and links the heatmap.
-    bar = parse(tab).ids["partition-heat-diagnosis"]
-    assert bar.get("data-kind") == "hot-key"
+    # The panel under the tab names the diagnosis and holds the live heatmap.
+    ids = parse(tab).ids
+    assert ids["partition-heat-diagnosis"].get("data-kind") == "hot-key"
+    assert ids["partition-heat-heatmap"].get("src") == "./partition-heat/?embed=1"
     assert "One hot key: GLOBAL_COUNTER" in tab and "Open the live heatmap" in tab
     # The heatmap page drew the hot key's band and named it beside its row.
     page = parse(heatmap)

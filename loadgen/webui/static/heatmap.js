@@ -290,6 +290,7 @@ function onHover(event) {
   tip.hidden = false;
 }
 
+if (new URLSearchParams(location.search).get("embed")) document.body.classList.add("embed");
 readHash();
 $("scope").addEventListener("change", (e) => { state.scope = e.target.value; poll(); });
 $("field").addEventListener("change", (e) => { state.field = e.target.value; poll(); });
