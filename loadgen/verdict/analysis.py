@@ -22,8 +22,10 @@ Pure Python on purpose: the gate runs in CI without the report's plotting depend
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,29 +130,27 @@ def bucket_series(
 ) -> list[list[float]]:
     """``[t][b]``: the scope's read and write lanes added up, for one heat field."""
     heat = results["heat"]
-    grid = [[0.0] * heat["buckets"] for _ in range(heat["columns"])]
-    for lane in lanes_of(results, scope):
-        for t, row in enumerate(lane[field]):
-            target = grid[t]
-            for b, value in enumerate(row):
-                if value:
-                    target[b] += value
-    return grid
+    grids = [lane[field] for lane in lanes_of(results, scope)]
+    if not grids:
+        return [[0.0] * heat["buckets"] for _ in range(heat["columns"])]
+    total = [list(map(float, row)) for row in grids[0]]
+    for grid in grids[1:]:
+        total = [list(map(operator.add, a, b)) for a, b in zip(total, grid, strict=True)]
+    return total
 
 
 def fold_rows(grid: list[list[float]], rows: int) -> list[list[float]]:
-    """``[row][t]``: a ``[t][b]`` grid folded into ``rows`` equal hash ranges.
+    """``[row][t]``: a ``[t][b]`` grid folded into ``rows`` equal hash ranges (bucket b in
+    row ``b * rows // B``).
 
     >>> fold_rows([[1, 2, 3, 4], [0, 0, 0, 5]], 2)
     [[3.0, 0.0], [7.0, 5.0]]
     """
     buckets = len(grid[0]) if grid else 0
-    folded = [[0.0] * len(grid) for _ in range(rows)]
-    for t, column in enumerate(grid):
-        for b, value in enumerate(column):
-            if value:
-                folded[b * rows // buckets][t] += value
-    return folded
+    # Row r holds the buckets from the first b with b * rows // buckets == r: contiguous.
+    bounds = [-(-r * buckets // rows) for r in range(rows + 1)]
+    spans = list(itertools.pairwise(bounds))
+    return [[float(sum(column[lo:hi])) for column in grid] for lo, hi in spans]
 
 
 def _column_sums(grid: Sequence[Sequence[float]]) -> list[float]:

@@ -14,7 +14,8 @@ runner or a master (whose recorder holds the heat merged from its workers' repor
   ``loadgen report`` (with its PNG charts in the zip), as Locust offers its own report; also
   listed in the UI's Download Data tab.
 
-The view is built at most once a second, however many pages poll it.
+The view is built at most once a second however many pages poll it, and less often when
+building it takes long (a run of many minutes): it runs on Locust's own loop.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ TAB = "partition-heat"
 STATIC = Path(__file__).resolve().parent / "static"
 CACHE_S = 1.0
 """The view is rebuilt at most this often: building it reads the whole heat matrix."""
+BUSY = 4.0
+"""... and at most every this many times what the last build took (a fifth of the loop)."""
 MAX_TOP = 100
 
 COLUMNS = [
@@ -63,29 +66,30 @@ COLUMNS = [
 
 
 class _Views:
-    """The run's results and its views by query, rebuilt when older than `CACHE_S`."""
+    """The run's results and its views, rebuilt at most every `CACHE_S` seconds, and never
+    more often than `BUSY` times the last build took: on a long run, building the view
+    must leave Locust's loop free for the rest of its work."""
 
     def __init__(self, results: Callable[[], dict[str, Any]]) -> None:
         self._results = results
         self._built = 0.0
+        self._interval = CACHE_S
         self._current: dict[str, Any] | None = None
-        self._views: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = {}
+        self._memo: dict[Any, Any] = {}
 
     def results(self) -> dict[str, Any]:
         now = time.monotonic()
-        if self._current is None or now - self._built >= CACHE_S:
-            self._current = self._results()
-            self._built = now
-            self._views = {}
+        if self._current is None or now - self._built >= self._interval:
+            self._current, self._memo = self._results(), {}
+            heat_view(self._current, memo=self._memo)  # what the tab and the page share
+            took = time.monotonic() - now
+            self._built = time.monotonic()
+            self._interval = max(CACHE_S, BUSY * took)
         return self._current
 
     def view(self, **options: Any) -> dict[str, Any]:
         results = self.results()
-        key = tuple(sorted(options.items()))
-        view = self._views.get(key)
-        if view is None:
-            view = self._views[key] = heat_view(results, **options)
-        return view
+        return heat_view(results, memo=self._memo, **options)
 
 
 def install(environment: Any, results: Callable[[], dict[str, Any]]) -> bool:
@@ -191,7 +195,8 @@ def _query(args: Any) -> dict[str, Any]:
     if "scope" in args:
         options["scope"] = args["scope"]
     if "field" in args:
-        fields = tuple(args["field"].split(","))
+        # field= (empty) asks for no heat grid: the tables and the diagnosis alone.
+        fields = tuple(filter(None, args["field"].split(",")))
         unknown = [f for f in fields if f not in FIELDS]
         if unknown:
             raise ValueError(f"unknown field {unknown[0]!r} (expected: {', '.join(FIELDS)})")

@@ -21,6 +21,8 @@ report agree on every figure:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from loadgen.model.hashing import bucket_of
@@ -43,32 +45,47 @@ def heat_view(
     rows: int = analysis.DISPLAY_ROWS,
     scope: str | None = None,
     fields: tuple[str, ...] = FIELDS,
+    memo: dict[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """The view of ``results``: ``top`` keys per table and index, the heat folded into
-    ``rows`` hash ranges (of the one ``scope`` named, else of all) for ``fields``."""
-    scopes = analysis.scopes(results)
+    ``rows`` hash ranges (of the one ``scope`` named, else of all) for ``fields``.
+
+    Views of the same ``results`` may share a ``memo`` (a dictionary): what one has built
+    (the tables, the diagnosis, each table's grid of one field) the next takes from it.
+    """
+    memo = {} if memo is None else memo
+
+    def once(key: Any, build: Callable[[], Any]) -> Any:
+        if key not in memo:
+            memo[key] = build()
+        return memo[key]
+
+    scopes = once("scopes", lambda: analysis.scopes(results))
     heat = results["heat"]
-    scale = results["run"].get("scale")
+    rows = min(rows, heat["buckets"])
     totals = results["totals"]
     return {
         "schema_version": SCHEMA_VERSION,
         "generated_at": round(time.time(), 3),
         "run": {**results["run"], "duration_s": results["duration_s"]},
-        "scale": scale,
+        "scale": results["run"].get("scale"),
         "totals": {
             name: totals[name]
             for name in ("requests", "requests_per_s", "failures", "throttled_attempts", "retries")
         },
-        "tables": [_table(results, s, top) for s in scopes],
+        "tables": once(("tables", top), lambda: [_table(results, s, top) for s in scopes]),
         "heat": {
             "buckets": heat["buckets"],
-            "rows": min(rows, heat["buckets"]) if heat["buckets"] else rows,
+            "rows": rows,
             "resolution_s": heat["resolution_s"],
             "start": heat["start"],
             "columns": heat["columns"],
             "keys_hashed": bool(heat.get("keys_hashed")),
             "scopes": {
-                s.name: _heat(results, s, rows, fields)
+                s.name: {
+                    field: once(("heat", s, field, rows), partial(_grid, results, s, field, rows))
+                    for field in fields
+                }
                 for s in scopes
                 if scope is None or s.name == scope
             },
@@ -86,20 +103,24 @@ def heat_view(
             }
             for row in results["operations"]
         ],
-        "diagnosis": [
-            {
-                "kind": finding.kind,
-                "scope": finding.scope,
-                "keys": list(finding.keys),
-                "title": finding.title,
-                "evidence": finding.evidence,
-                "remedy": finding.remedy,
-                "guide": finding.guide,
-            }
-            for finding in (diagnose(results) if scopes else [])
-        ],
+        "diagnosis": once("diagnosis", lambda: _diagnosis(results) if scopes else []),
         "load": results.get("load"),
     }
+
+
+def _diagnosis(results: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "kind": finding.kind,
+            "scope": finding.scope,
+            "keys": list(finding.keys),
+            "title": finding.title,
+            "evidence": finding.evidence,
+            "remedy": finding.remedy,
+            "guide": finding.guide,
+        }
+        for finding in diagnose(results)
+    ]
 
 
 def table_rows(view: dict[str, Any]) -> list[dict[str, Any]]:
@@ -176,26 +197,18 @@ def _sums(grid: list[list[float]]) -> list[float]:
     return [sum(column) for column in zip(*grid, strict=True)] if grid else []
 
 
-def _heat(
-    results: dict[str, Any], scope: analysis.Scope, rows: int, fields: tuple[str, ...]
-) -> dict[str, list[list[float]]]:
-    """``field: [row][t]`` rates per second (units at AWS scale) for one table or index."""
+def _grid(
+    results: dict[str, Any], scope: analysis.Scope, field: str, rows: int
+) -> list[list[float]]:
+    """``[row][t]``: one field's rate per second (units at AWS scale) of a table or index."""
     heat = results["heat"]
-    rows = min(rows, heat["buckets"])
-    resolution = float(heat["resolution_s"])
-    scale = analysis.scale_of(results)
-    folded: dict[str, list[list[float]]] = {}
-    for field in fields:
-        if field in ("requests", "throttled_attempts"):
-            grid, per = analysis.bucket_series(results, scope, field), resolution
-        else:
-            access = field.removesuffix("_units")
-            lane = next(
-                (la for la in analysis.lanes_of(results, scope) if la["access"] == access), None
-            )
-            grid = lane["units"] if lane else [[0.0] * heat["buckets"]] * heat["columns"]
-            per = resolution * scale
-        folded[field] = [
-            [round(value / per, 3) for value in row] for row in analysis.fold_rows(grid, rows)
-        ]
-    return folded
+    per = float(heat["resolution_s"])
+    if field in ("requests", "throttled_attempts"):
+        grid = analysis.bucket_series(results, scope, field)
+    else:
+        access = field.removesuffix("_units")
+        lanes = analysis.lanes_of(results, scope)
+        lane = next((la for la in lanes if la["access"] == access), None)
+        grid = lane["units"] if lane else [[0.0] * heat["buckets"]] * heat["columns"]
+        per *= analysis.scale_of(results)
+    return [[round(v / per, 3) if v else 0 for v in row] for row in analysis.fold_rows(grid, rows)]

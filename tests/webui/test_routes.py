@@ -96,6 +96,9 @@ def test_the_json_endpoint(client: Any) -> None:
     heat = one.get_json()["heat"]
     assert heat["rows"] == 4 and list(heat["scopes"]["ph-counter"]) == ["requests"]
     assert len(heat["scopes"]["ph-counter"]["requests"]) == 4
+    bare = client.get("/partition-heat/data.json?field=").get_json()
+    assert bare["heat"]["scopes"] == {"ph-counter": {}}
+    assert bare["diagnosis"] == view["diagnosis"]
 
 
 def test_the_view_is_built_at_most_once_a_second(client: Any) -> None:

@@ -62,7 +62,7 @@
     }
     if (open) {
       try {
-        const response = await fetch(base + "data.json?rows=1&field=requests", { cache: "no-store" });
+        const response = await fetch(base + "data.json?field=", { cache: "no-store" });
         const view = response.ok ? await response.json() : null;
         const first = view && view.diagnosis[0];
         const text = first
