@@ -67,7 +67,9 @@
         const first = view && view.diagnosis[0];
         const text = first
           ? `${first.title}. Remedy: ${first.remedy}`
-          : "Partition heat: waiting for the first requests.";
+          : view
+            ? "Partition heat: waiting for the first requests."
+            : `Partition heat: Locust answered ${response.status}.`;
         if (text !== shown) {
           finding.textContent = text;
           finding.style.borderLeft = `4px solid ${first && first.kind !== "even" ? "#c0392b" : "#27ae60"}`;
