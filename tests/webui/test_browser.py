@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -25,7 +24,7 @@ import pytest
 
 from loadgen.emulator.embedded import EmbeddedEmulator
 from loadgen.webui.routes import COLUMNS
-from tests.conftest import free_port, in_ci
+from tests.conftest import free_port, installed
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("PARTITION_HEAT_ARTIFACTS") or ROOT / "out" / "test-artifacts")
@@ -38,12 +37,7 @@ CHROMIUM_FLAGS = [
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    binary = shutil.which("chromium")
-    if binary is None:
-        if in_ci():
-            pytest.fail("chromium must be installed in CI (scripts/setup installs it)")
-        pytest.skip("chromium is not installed (bash scripts/setup installs it as root)")
-    return binary
+    return installed("chromium")
 
 
 @pytest.fixture(scope="module")
