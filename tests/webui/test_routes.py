@@ -164,3 +164,25 @@ def test_a_failing_view_leaves_locusts_stats_alone() -> None:
     body = web_ui.app.test_client().get("/stats/requests").get_json()
     assert "stats" in body and body["extended_stats"] == [{"key": TAB, "data": []}]
     environment.runner.quit()
+
+
+def test_locusts_reset_button_starts_the_heat_over() -> None:
+    from loadgen.heat.recorder import RunRecorder
+
+    environment = Environment(user_classes=[Idle])
+    environment.create_local_runner()
+    web_ui = environment.create_web_ui("127.0.0.1", 0, delayed_start=True)
+    recorder = RunRecorder.of(environment)
+    context = {
+        "table": "t", "partition_keys": ["K"], "attempts": 2, "retries": 1,
+        "throttled_attempts": 1, "unprocessed": 0,
+        "consumed_capacity": {"TableName": "t", "CapacityUnits": 1.0},
+    }  # fmt: skip
+    environment.events.request.fire(
+        request_type="PutItem", name="t.put", response_time=5.0, response_length=0,
+        context=context, exception=None, start_time=1_800_000_000.0, response={},
+    )  # fmt: skip
+    assert recorder.operations and recorder.hottest(1)[0]["key"] == "K"
+    assert web_ui.app.test_client().post("/stats/reset").status_code == 200
+    assert recorder.operations == {} and recorder.hottest(1) == []
+    environment.runner.quit()
