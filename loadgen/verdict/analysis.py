@@ -46,6 +46,7 @@ __all__ = [
     "key_rate",
     "key_rates",
     "key_total",
+    "lane_units",
     "lanes_of",
     "load_results",
     "partition_loads",
@@ -291,6 +292,17 @@ class KeyRate:
     """The key's share of its heat bucket's touches: its rate is the bucket's times this."""
 
 
+def lane_units(lane: dict[str, Any]) -> tuple[str, list[list[float]]]:
+    """A lane's consumed units ``[t][b]`` and their basis: ``units``, or ``requests`` where
+    the lane recorded touches but no units (one unit per touch, the least a write of up to
+    1 KB costs)."""
+    if not any(map(any, lane["units"])) and any(map(any, lane["requests"])):
+        # Units reported for the whole call (ReturnConsumedCapacity TOTAL) never reach an
+        # index's write lane: count its touches as units instead.
+        return "requests", lane["requests"]
+    return "units", lane["units"]
+
+
 def key_rates(
     results: dict[str, Any],
     scope: Scope,
@@ -314,12 +326,7 @@ def key_rates(
         return []
     heat = results["heat"]
     resolution = float(heat["resolution_s"])
-    basis = "units"
-    grid = lane["units"]
-    if not any(map(any, grid)) and any(map(any, lane["requests"])):
-        # Units reported for the whole call (ReturnConsumedCapacity TOTAL) never reach an
-        # index's write lane: count its touches as units instead.
-        basis, grid = "requests", lane["requests"]
+    basis, grid = lane_units(lane)
     if not any(map(any, grid)):
         return []
     touches = _column_sums(bucket_series(results, scope))

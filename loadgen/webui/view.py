@@ -81,6 +81,7 @@ def heat_view(
             "start": heat["start"],
             "columns": heat["columns"],
             "keys_hashed": bool(heat.get("keys_hashed")),
+            "units_basis": once("basis", lambda: {s.name: _basis(results, s) for s in scopes}),
             "scopes": {
                 s.name: {
                     field: once(("heat", s, field, rows), partial(_grid, results, s, field, rows))
@@ -206,9 +207,22 @@ def _grid(
     if field in ("requests", "throttled_attempts"):
         grid = analysis.bucket_series(results, scope, field)
     else:
-        access = field.removesuffix("_units")
-        lanes = analysis.lanes_of(results, scope)
-        lane = next((la for la in lanes if la["access"] == access), None)
-        grid = lane["units"] if lane else [[0.0] * heat["buckets"]] * heat["columns"]
+        lane = _lane(results, scope, field)
+        grid = analysis.lane_units(lane)[1] if lane else [[0.0] * heat["buckets"]] * heat["columns"]
         per *= analysis.scale_of(results)
     return [[round(v / per, 3) if v else 0 for v in row] for row in analysis.fold_rows(grid, rows)]
+
+
+def _lane(results: dict[str, Any], scope: analysis.Scope, field: str) -> dict[str, Any] | None:
+    """The read or write lane of a ``read_units`` or ``write_units`` field."""
+    access = field.removesuffix("_units")
+    return next((la for la in analysis.lanes_of(results, scope) if la["access"] == access), None)
+
+
+def _basis(results: dict[str, Any], scope: analysis.Scope) -> dict[str, str]:
+    """Per units field, ``units`` or ``requests`` (one unit per touch: see `lane_units`)."""
+    basis = {}
+    for field in ("write_units", "read_units"):
+        lane = _lane(results, scope, field)
+        basis[field] = analysis.lane_units(lane)[0] if lane else "units"
+    return basis

@@ -135,3 +135,20 @@ def test_events_of_two_tables_are_kept_apart() -> None:
     assert [(t["scope"], t["keys"][0]["key"]) for t in view["tables"]] == [("a", "A"), ("b", "B")]
     (b,) = view["tables"][1]["keys"]
     assert b["read_units_per_s_now"] == pytest.approx(10) and b["write_units_per_s_now"] == 0
+
+
+def test_an_index_without_reported_units_counts_one_unit_per_write() -> None:
+    # ReturnConsumedCapacity TOTAL reports the call's units, none of the index's: the index's
+    # write units are its touches, as the report and the gate count them.
+    events = [
+        event(s, "PutItem", "orders", [f"USER#{s}-{i}"], index_keys={"status": ["STATUS#NEW"]})
+        for s in range(10)
+        for i in range(20)
+    ]
+    view = heat_view(make_results(events), scope="orders/status")
+    assert view["heat"]["units_basis"]["orders/status"]["write_units"] == "requests"
+    assert view["heat"]["units_basis"]["orders"]["write_units"] == "units"
+    grid = view["heat"]["scopes"]["orders/status"]["write_units"]
+    assert sum(map(sum, grid)) == pytest.approx(200 / 0.1)
+    (status,) = [t for t in view["tables"] if t["scope"] == "orders/status"]
+    assert status["keys"][0]["write_units_per_s_peak"] == pytest.approx(20 / 0.1)

@@ -156,8 +156,10 @@ function draw() {
   canvas.dataset.labels = String(placed.length);
   state.grid = { grid, rows, columns, width, height };
   const what = FIELD_NAMES[state.field];
+  const basis = (heat.units_basis[state.scope] || {})[state.field];
   const unitNote = state.field.endsWith("_units")
-    ? view.scale ? ` (at AWS scale: measured / ${view.scale})` : " (as measured: no partition model scale)"
+    ? (view.scale ? ` (at AWS scale: measured / ${view.scale})` : " (as measured: no partition model scale)") +
+      (basis === "requests" ? ", counting one unit per index write, the least one costs" : "")
     : "";
   $("legend").textContent = colours
     ? `Colour: ${what}${unitNote}, ${colours.text}. Each column is ${heat.resolution_s} s; ` +
