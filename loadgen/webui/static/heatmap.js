@@ -58,7 +58,7 @@ function el(tag, text, className) {
 function table(node, head, rows, textColumns = 1) {
   node.replaceChildren();
   const tr = el("tr");
-  head.forEach((title) => tr.appendChild(el("th", title)));
+  head.forEach((title, i) => tr.appendChild(el("th", title, i < textColumns ? "text" : "")));
   node.appendChild(tr);
   rows.forEach((cells) => {
     const row = el("tr");
