@@ -12,6 +12,7 @@ from typing import Any
 import locust  # noqa: F401  (patches the standard library for gevent before boto3 loads)
 import pytest
 from locust import User, task
+from locust.argument_parser import parse_options
 from locust.env import Environment
 
 from loadgen.webui import install
@@ -185,4 +186,19 @@ def test_locusts_reset_button_starts_the_heat_over() -> None:
     assert recorder.operations and recorder.hottest(1)[0]["key"] == "K"
     assert web_ui.app.test_client().post("/stats/reset").status_code == 200
     assert recorder.operations == {} and recorder.hottest(1) == []
+    environment.runner.quit()
+
+
+def test_the_routes_follow_locusts_web_base_path() -> None:
+    parsed = parse_options(args=["-f", "workloads/counter.py", "--web-base-path", "/ui"])
+    environment = Environment(user_classes=[Idle], parsed_options=parsed)
+    environment.create_local_runner()
+    web_ui = environment.create_web_ui("127.0.0.1", 0, web_base_path="/ui", delayed_start=True)
+    install(environment, hot_results)
+    client = web_ui.app.test_client()
+    assert client.get("/ui/partition-heat/data.json").status_code == 200
+    assert client.get("/ui/partition-heat/").status_code == 200
+    body = client.get("/ui/stats/requests").get_json()
+    assert [e["key"] for e in body["extended_stats"]] == [TAB]
+    assert "./partition-heat/static/tab.js" in client.get("/ui/").get_data(as_text=True)
     environment.runner.quit()
