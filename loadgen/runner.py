@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.errors import ConfigError, CredentialsError
-from loadgen.targets.local import LOCAL_CREDENTIALS
 
 __all__ = [
     "EMULATOR_DEFAULTS",
@@ -298,8 +297,8 @@ def _target(config: RunConfig) -> Iterator[Target]:
     if config.aws:
         yield Target(None, _describe_aws(config.region))
         return
-    for name, value in LOCAL_CREDENTIALS.items():
-        os.environ.setdefault(name, value)
+    # Clients of a local endpoint sign with local credentials when none are configured
+    # (`loadgen.client.credentials`), as under plain `locust -f`.
     if endpoint and not config.emulate:
         targets.probe(endpoint, timeout=5.0)
         yield Target(endpoint, endpoint, reports_capacity=False)

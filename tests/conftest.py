@@ -161,16 +161,22 @@ class Prometheus:
         return result
 
 
-def prometheus_binary() -> str:
-    """Debian's /usr/bin/prometheus (skipped if absent, outside CI)."""
-    binary = shutil.which("prometheus") or (
-        "/usr/bin/prometheus" if Path("/usr/bin/prometheus").exists() else None
+def installed(name: str) -> str:
+    """The path of a program that scripts/setup installs from Debian's packages (prometheus,
+    promtool, chromium); the test is skipped if it is absent, and fails under CI."""
+    binary = shutil.which(name) or (
+        f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None
     )
     if binary is None:
         if in_ci():
-            pytest.fail("prometheus must be installed in CI (scripts/setup installs it)")
-        pytest.skip("prometheus is not installed (bash scripts/setup installs it as root)")
+            pytest.fail(f"{name} must be installed in CI (scripts/setup installs it)")
+        pytest.skip(f"{name} is not installed (bash scripts/setup installs it as root)")
     return binary
+
+
+def prometheus_binary() -> str:
+    """Debian's /usr/bin/prometheus (skipped if absent, outside CI)."""
+    return installed("prometheus")
 
 
 @contextlib.contextmanager

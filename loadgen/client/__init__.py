@@ -2,8 +2,9 @@
 
 Owns: the call contract and its one request event (`base`), the boto3 transport (`boto`), the
 fast transport on geventhttpclient (`fast`) with its SigV4 signer (`sigv4`) and botocore's retry
-modes (`retries`). Imports `loadgen.errors` only: no model, emulator, heat or verdict. The base
-imports no transport; `make_client` below is the one place that names them.
+modes (`retries`), and which credentials a client signs with (`credentials`: local ones for a
+local engine when none are configured). Imports `loadgen.errors` only: no model, emulator, heat
+or verdict. The base imports no transport; `make_client` below is the one place that names them.
 
     client = make_client("fast", environment, endpoint_url="http://127.0.0.1:8000")
 """

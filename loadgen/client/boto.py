@@ -11,6 +11,7 @@ import botocore.exceptions
 from botocore import xform_name
 
 from loadgen.client.base import BaseDynamoClient, DynamoDBError, Outcome, RetryPolicy, is_throttle
+from loadgen.client.credentials import session_for
 
 __all__ = ["DynamoClient"]
 
@@ -50,7 +51,7 @@ class DynamoClient(BaseDynamoClient):
         super().__init__(
             environment, retry=retry, return_consumed_capacity=return_consumed_capacity
         )
-        session = session or boto3.session.Session()
+        session = session or session_for(endpoint_url)
         self.botocore = session.client(
             "dynamodb",
             endpoint_url=endpoint_url,

@@ -59,6 +59,7 @@ from loadgen.client.base import (
     RetryPolicy,
     is_throttle,
 )
+from loadgen.client.credentials import session_for
 from loadgen.client.retries import Attempt, RetryStrategy, retry_strategy
 from loadgen.client.sigv4 import SigV4Signer, amz_date, canonical_path, host_header
 from loadgen.errors import CredentialsError
@@ -115,7 +116,7 @@ class FastDynamoClient(BaseDynamoClient):
         super().__init__(
             environment, retry=retry, return_consumed_capacity=return_consumed_capacity
         )
-        self._session = session or boto3.session.Session()
+        self._session = session or session_for(endpoint_url)
         self.region: str = region or self._session.region_name or "us-east-1"
         """Region of the endpoint and the signature."""
         self._endpoint_url = endpoint_url

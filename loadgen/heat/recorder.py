@@ -143,7 +143,15 @@ class RunRecorder:
         events.request.add_listener(recorder._on_request)
         events.report_to_master.add_listener(recorder._on_report_to_master)
         events.worker_report.add_listener(recorder._on_worker_report)
+        # Locust's web UI resets its stats with a button: the heat starts over with them.
+        events.reset_stats.add_listener(recorder.reset)
         return recorder
+
+    def reset(self) -> None:
+        """Forget what was counted (keeping the heat settings and the open model's plan)."""
+        self.operations = {}
+        self.heat.clear()
+        self.load.clear()
 
     @classmethod
     def of(cls, environment: Any, **heat: Any) -> RunRecorder:
@@ -202,9 +210,7 @@ class RunRecorder:
 
     def _on_report_to_master(self, client_id: str, data: dict[str, Any]) -> None:
         data[_REPORT_KEY] = self.to_dict()
-        self.operations = {}
-        self.heat.clear()
-        self.load.clear()
+        self.reset()
 
     def _on_worker_report(self, client_id: str, data: dict[str, Any]) -> None:
         if _REPORT_KEY in data:

@@ -1,9 +1,17 @@
 """Local DynamoDB-compatible servers a run starts by itself, and a reachability probe.
 
 Owns: the child-process lifecycle every local target shares, DynamoDB Local (AWS's engine, on
-Java) and moto's server (`local`). Imports `loadgen.errors` only.
+Java) and moto's server (`local`), and what a probe learns of an endpoint (`probe`, and the
+partition model's scale of a running ``loadgen emulator``, `model_scale`). Imports
+`loadgen.errors` only.
 """
 
-from loadgen.targets.local import DYNAMODB_LOCAL_NPM_VERSION, DynamoDBLocal, EmbeddedMoto, probe
+from loadgen.targets.local import (
+    DYNAMODB_LOCAL_NPM_VERSION,
+    DynamoDBLocal,
+    EmbeddedMoto,
+    model_scale,
+    probe,
+)
 
-__all__ = ["DYNAMODB_LOCAL_NPM_VERSION", "DynamoDBLocal", "EmbeddedMoto", "probe"]
+__all__ = ["DYNAMODB_LOCAL_NPM_VERSION", "DynamoDBLocal", "EmbeddedMoto", "model_scale", "probe"]

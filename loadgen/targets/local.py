@@ -41,9 +41,11 @@ from loadgen.errors import ConfigError, TargetError
 
 __all__ = [
     "DYNAMODB_LOCAL_NPM_VERSION",
+    "MODEL_SCALE_METRIC",
     "DynamoDBLocal",
     "EmbeddedMoto",
     "dynamodb_local_missing",
+    "model_scale",
     "probe",
 ]
 
@@ -57,15 +59,6 @@ _INSTALL_HINT = (
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _LOOPBACK = "127.0.0.1"
 _PORT_ATTEMPTS = 3
-
-LOCAL_CREDENTIALS = {
-    # DynamoDB Local wants an alphanumeric access key id; moto accepts anything.
-    "AWS_ACCESS_KEY_ID": "local",
-    "AWS_SECRET_ACCESS_KEY": "local",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
-"""Credentials for local targets (``loadgen run``, ``loadgen prefill``), unless the
-environment has its own."""
 
 _STOP_GRACE_SECONDS = 5.0
 _MAX_PROBE_BODY = 1 << 20
@@ -128,6 +121,42 @@ def probe(endpoint_url: str, timeout: float = 5.0) -> None:
         parsed = None
     if not isinstance(parsed, dict):
         raise unreachable(f"HTTP {status} answer is not DynamoDB JSON (is it a DynamoDB endpoint?)")
+
+
+MODEL_SCALE_METRIC = "partition_heat_emulator_scale"
+"""The gauge in which ``loadgen emulator`` serves its partition model's scale on ``/metrics``."""
+
+
+def model_scale(endpoint_url: str | None, timeout: float = 2.0) -> float | None:
+    """The partition model's scale of a ``loadgen emulator`` at ``endpoint_url`` (which it
+    serves on ``/metrics``); None for any other endpoint, or one that does not answer.
+
+    Ask local endpoints only: real DynamoDB has no model and gets no stray requests.
+
+        >>> model_scale("http://127.0.0.1:8000")  # doctest: +SKIP
+        0.1
+    """
+    parts = urllib.parse.urlsplit(endpoint_url or "")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    url = urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/metrics", "", ""))
+    # A proxy from the environment must not intercept loopback traffic.
+    handlers = [urllib.request.ProxyHandler({})] if _is_loopback(parts.hostname) else []
+    opener = urllib.request.build_opener(*handlers)
+    try:
+        with opener.open(url, timeout=timeout) as response:
+            text = response.read(_MAX_PROBE_BODY).decode("utf-8", "replace")
+    except (OSError, http.client.HTTPException, ValueError):
+        return None
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == MODEL_SCALE_METRIC:
+            try:
+                scale = float(value)
+            except ValueError:
+                return None
+            return scale if 0 < scale < float("inf") else None
+    return None
 
 
 def _describe(error: object, timeout: float) -> str:

@@ -185,20 +185,27 @@ def prefill(
     plan: PrefillPlan,
     *,
     endpoint_url: str | None,
+    credentials: Any = None,
     region: str | None = None,
     concurrency: int = 16,
     progress: bool = True,
     seed: int = 1,
 ) -> PrefillSummary:
-    """Write the plan's items with aioboto3; the table must exist. Returns the summary."""
+    """Write the plan's items with aioboto3; the table must exist. Returns the summary.
+
+    ``credentials`` (botocore's) sign the requests; None: the standard chain.
+    """
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be >= 1 (got {concurrency})")
-    return asyncio.run(_prefill(plan, endpoint_url, region, concurrency, progress, seed))
+    return asyncio.run(
+        _prefill(plan, endpoint_url, credentials, region, concurrency, progress, seed)
+    )
 
 
 async def _prefill(
     plan: PrefillPlan,
     endpoint_url: str | None,
+    credentials: Any,
     region: str | None,
     concurrency: int,
     progress: bool,
@@ -214,7 +221,15 @@ async def _prefill(
         retries={"mode": "standard", "total_max_attempts": 1},  # we retry, and count
         max_pool_connections=concurrency,
     )
-    session = aioboto3.Session()
+    keys = {}
+    if credentials is not None:
+        frozen = credentials.get_frozen_credentials()
+        keys = {
+            "aws_access_key_id": frozen.access_key,
+            "aws_secret_access_key": frozen.secret_key,
+            "aws_session_token": frozen.token,
+        }
+    session = aioboto3.Session(**keys)
     async with session.client(
         "dynamodb", endpoint_url=endpoint_url, region_name=region, config=config
     ) as db:
@@ -316,9 +331,10 @@ def _show(plan: PrefillPlan, summary: PrefillSummary, *, final: bool) -> None:
 def prefill_command(args: argparse.Namespace, extra: list[str]) -> int:
     """``loadgen prefill``: choose the target and the plan, check the table, write, summarise."""
     _without_gevent()
-    import boto3
+
     import botocore.exceptions
 
+    from loadgen.client.credentials import session_for
     from loadgen.workload.tables import ensure_table
 
     if args.items < 1:
@@ -351,10 +367,10 @@ def prefill_command(args: argparse.Namespace, extra: list[str]) -> int:
             argv += ["--table", args.table]
         plan = plan_for_workload(locustfile, argv, args.items, endpoint_url=endpoint)
     if endpoint is not None:  # checked after the input, which needs no target
-        for name, value in targets.LOCAL_CREDENTIALS.items():
-            os.environ.setdefault(name, value)
         targets.probe(endpoint, timeout=5.0)
-    client = boto3.client("dynamodb", endpoint_url=endpoint, region_name=args.region)
+    # The one rule for credentials: the standard chain, or local ones for a local endpoint.
+    session = session_for(endpoint)
+    client = session.client("dynamodb", endpoint_url=endpoint, region_name=args.region)
     where = endpoint or f"AWS region {client.meta.region_name}"
     try:
         ensure_table(client, plan.table_request, create=bool(endpoint) or args.create_table)
@@ -377,6 +393,7 @@ def prefill_command(args: argparse.Namespace, extra: list[str]) -> int:
     summary = prefill(
         plan,
         endpoint_url=endpoint,
+        credentials=session.get_credentials(),
         region=args.region or client.meta.region_name,
         concurrency=args.concurrency,
         seed=args.seed,

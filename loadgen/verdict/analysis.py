@@ -22,8 +22,10 @@ Pure Python on purpose: the gate runs in CI without the report's plotting depend
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,24 +35,33 @@ from loadgen.errors import ConfigError
 from loadgen.model.hashing import bucket_of
 
 __all__ = [
+    "DISPLAY_ROWS",
     "HotKey",
     "KeyRate",
     "Scope",
     "bucket_series",
+    "fold_rows",
     "gini",
     "hot_key",
     "key_rate",
+    "key_rates",
     "key_total",
+    "lane_units",
     "lanes_of",
     "load_results",
     "partition_loads",
     "partition_skew",
+    "recent",
     "scale_of",
     "scopes",
     "sustained",
     "throttled_ratio",
     "top_keys",
 ]
+
+DISPLAY_ROWS = 64
+"""Rows of a heatmap picture (the report's, the web UI's): each holds B/64 heat buckets. One
+of 256 rows is a pixel or two high, too thin to see; a quarter of that reads as a band."""
 
 _REQUIRED = ("run", "operations", "totals", "heat", "top_keys")
 
@@ -120,14 +131,27 @@ def bucket_series(
 ) -> list[list[float]]:
     """``[t][b]``: the scope's read and write lanes added up, for one heat field."""
     heat = results["heat"]
-    grid = [[0.0] * heat["buckets"] for _ in range(heat["columns"])]
-    for lane in lanes_of(results, scope):
-        for t, row in enumerate(lane[field]):
-            target = grid[t]
-            for b, value in enumerate(row):
-                if value:
-                    target[b] += value
-    return grid
+    grids = [lane[field] for lane in lanes_of(results, scope)]
+    if not grids:
+        return [[0.0] * heat["buckets"] for _ in range(heat["columns"])]
+    total = [list(map(float, row)) for row in grids[0]]
+    for grid in grids[1:]:
+        total = [list(map(operator.add, a, b)) for a, b in zip(total, grid, strict=True)]
+    return total
+
+
+def fold_rows(grid: list[list[float]], rows: int) -> list[list[float]]:
+    """``[row][t]``: a ``[t][b]`` grid folded into ``rows`` equal hash ranges (bucket b in
+    row ``b * rows // B``).
+
+    >>> fold_rows([[1, 2, 3, 4], [0, 0, 0, 5]], 2)
+    [[3.0, 0.0], [7.0, 5.0]]
+    """
+    buckets = len(grid[0]) if grid else 0
+    # Row r holds the buckets from the first b with b * rows // buckets == r: contiguous.
+    bounds = [-(-r * buckets // rows) for r in range(rows + 1)]
+    spans = list(itertools.pairwise(bounds))
+    return [[float(sum(column[lo:hi])) for column in grid] for lo, hi in spans]
 
 
 def _column_sums(grid: Sequence[Sequence[float]]) -> list[float]:
@@ -216,6 +240,21 @@ def gini(values: Sequence[float]) -> float:
     return (2 * weighted) / (n * total) - (n + 1) / n
 
 
+def recent(series: Sequence[float], resolution_s: float, window_s: float) -> float:
+    """The mean rate per second over the last ``window_s`` seconds of ``series`` before its
+    last column, which a live run is still filling (a run shorter than that: all of it).
+
+    >>> recent([50, 10, 20, 3], 1, 2)
+    15.0
+    """
+    if not series:
+        return 0.0
+    width = max(1, math.ceil(window_s / resolution_s))
+    closed = series[:-1] if len(series) > width else series
+    window = closed[-width:]
+    return sum(window) / (len(window) * resolution_s)
+
+
 def sustained(series: Sequence[float], resolution_s: float, window_s: float) -> float:
     """The highest mean rate per second over ``window_s`` consecutive seconds of ``series``.
 
@@ -253,34 +292,43 @@ class KeyRate:
     """The key's share of its heat bucket's touches: its rate is the bucket's times this."""
 
 
-def key_rate(
+def lane_units(lane: dict[str, Any]) -> tuple[str, list[list[float]]]:
+    """A lane's consumed units ``[t][b]`` and their basis: ``units``, or ``requests`` where
+    the lane recorded touches but no units (one unit per touch, the least a write of up to
+    1 KB costs)."""
+    if not any(map(any, lane["units"])) and any(map(any, lane["requests"])):
+        # Units reported for the whole call (ReturnConsumedCapacity TOTAL) never reach an
+        # index's write lane: count its touches as units instead.
+        return "requests", lane["requests"]
+    return "units", lane["units"]
+
+
+def key_rates(
     results: dict[str, Any],
     scope: Scope,
     access: str,
     *,
     window_s: float = 5.0,
     scale: float | None = None,
-) -> KeyRate | None:
-    """The hottest key's sustained units/s in the scope's ``access`` lane, at AWS scale.
+    latest: bool = False,
+) -> list[KeyRate]:
+    """Each listed top key's units/s in the scope's ``access`` lane, at AWS scale, hottest
+    listed first: over its busiest ``window_s`` seconds, or with ``latest`` over the last ones
+    (see `recent`).
 
     The heat matrix has rates per hash bucket, the sketches totals per key: a key's rate is
     taken as its bucket's rate times the key's share of that bucket's touches. It is exact
     when the key is alone in its bucket (256 buckets by default) and assumes the key's share
-    is steady otherwise. Each of the scope's top keys is tried; the highest rate wins.
+    is steady otherwise.
     """
     lane = next((la for la in lanes_of(results, scope) if la["access"] == access), None)
     if lane is None:
-        return None
+        return []
     heat = results["heat"]
     resolution = float(heat["resolution_s"])
-    basis = "units"
-    grid = lane["units"]
-    if not any(map(any, grid)) and any(map(any, lane["requests"])):
-        # Units reported for the whole call (ReturnConsumedCapacity TOTAL) never reach an
-        # index's write lane: count its touches as units instead.
-        basis, grid = "requests", lane["requests"]
+    basis, grid = lane_units(lane)
     if not any(map(any, grid)):
-        return None
+        return []
     touches = _column_sums(bucket_series(results, scope))
     candidates: list[tuple[str, int, float]] = []
     if not heat.get("keys_hashed"):
@@ -293,11 +341,26 @@ def key_rate(
         # Hashed keys cannot be placed: the busiest bucket bounds every key in it.
         bucket = max(range(len(touches)), key=touches.__getitem__)
         candidates.append((f"bucket {bucket}", bucket, 1.0))
-    best: KeyRate | None = None
+    rate = recent if latest else sustained
     run_scale = scale_of(results, scale)
+    rates = []
     for key, bucket, share in candidates:
-        series = [row[bucket] * share for row in grid]
-        measured = sustained(series, resolution, window_s)
-        if best is None or measured > best.measured_per_s:
-            best = KeyRate(key, access, measured / run_scale, measured, basis, share)
-    return best
+        measured = rate([row[bucket] * share for row in grid], resolution, window_s)
+        rates.append(KeyRate(key, access, measured / run_scale, measured, basis, share))
+    return rates
+
+
+def key_rate(
+    results: dict[str, Any],
+    scope: Scope,
+    access: str,
+    *,
+    window_s: float = 5.0,
+    scale: float | None = None,
+) -> KeyRate | None:
+    """The hottest key's sustained units/s in the scope's ``access`` lane, at AWS scale.
+
+    Each of the scope's top keys is tried (`key_rates`); the highest rate wins.
+    """
+    rates = key_rates(results, scope, access, window_s=window_s, scale=scale)
+    return max(rates, key=lambda rate: rate.measured_per_s) if rates else None

@@ -26,9 +26,8 @@ from loadgen.verdict import analysis
 
 __all__ = ["DISPLAY_ROWS", "heatmap", "latency", "throttles", "top_keys"]
 
-DISPLAY_ROWS = 64
-"""Rows of the heatmap: each holds B/64 heat buckets. One of 256 rows is a pixel or two
-high, too thin to see; a quarter of that reads as a band."""
+DISPLAY_ROWS = analysis.DISPLAY_ROWS
+"""Rows of the heatmap (see `loadgen.verdict.analysis.DISPLAY_ROWS`)."""
 _MAX_SCOPES = 6
 # More tables and indexes than this make panels too small to read; the hottest are shown.
 _DPI = 110
@@ -51,17 +50,6 @@ def _shown_scopes(results: dict[str, Any]) -> list[analysis.Scope]:
     if len(scopes) > _MAX_SCOPES:
         scopes = sorted(scopes, key=touches, reverse=True)[:_MAX_SCOPES]
     return sorted(scopes, key=analysis.Scope.sort_key)
-
-
-def _rows(grid: list[list[float]], rows: int) -> list[list[float]]:
-    """``[row][t]``: the ``[t][b]`` grid folded into ``rows`` equal hash ranges."""
-    buckets = len(grid[0]) if grid else 0
-    folded = [[0.0] * len(grid) for _ in range(rows)]
-    for t, column in enumerate(grid):
-        for b, value in enumerate(column):
-            if value:
-                folded[b * rows // buckets][t] += value
-    return folded
 
 
 def _key_labels(results: dict[str, Any], scope: analysis.Scope) -> list[tuple[float, str]]:
@@ -112,7 +100,7 @@ def heatmap(results: dict[str, Any]) -> bytes:
             (left, "requests", "key touches/s"),
             (right, "throttled_attempts", "throttled attempts/s"),
         ):
-            folded = _rows(analysis.bucket_series(results, scope, field), rows)
+            folded = analysis.fold_rows(analysis.bucket_series(results, scope, field), rows)
             rates = [[v / resolution for v in row] for row in folded]
             positive = [v for row in rates for v in row if v > 0]
             ax.set_title(f"{scope.name}: {what}", fontsize=10, loc="left")

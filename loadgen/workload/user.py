@@ -4,7 +4,8 @@ A workload is a `DynamoUser` subclass naming its designs, its table and its oper
 method per operation, weighted by the mix). ``register(WorkloadUser)`` at the bottom of the
 locustfile adds the workload's command-line options to Locust, creates the table on the
 master (or the local runner) when it is missing, records throttles, hot keys and heat, and
-serves Prometheus metrics with ``--metrics-port`` (see `loadgen.heat.exporter`).
+serves Prometheus metrics with ``--metrics-port`` (see `loadgen.heat.exporter`) and, with
+Locust's web UI, the partition heat views (see `loadgen.webui`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ from locust import User, constant_throughput, events, task
 from locust.exception import StopUser
 from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
+from loadgen import webui
 from loadgen.client import BaseDynamoClient, make_client
+from loadgen.client.credentials import is_local_endpoint
 from loadgen.errors import HarnessError
 from loadgen.heat.recorder import RunRecorder
 from loadgen.heat.results import build_results, write_results
 from loadgen.model.schema import TableSchema
+from loadgen.targets import model_scale
 from loadgen.workload import tables
 from loadgen.workload.arrivals import ArrivalDriver, ArrivalPlan
 from loadgen.workload.options import WorkloadOptions, add_argument, add_common_arguments
@@ -35,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DynamoUser",
+    "live_results",
     "prepare",
     "record",
     "register",
@@ -245,7 +250,14 @@ def register(user_class: type[DynamoUser]) -> None:
                 return  # the master creates the table and serves the metrics
             if not environment.__dict__.get("_loadgen_prepared"):
                 prepare(environment, user_class)
+                # Against a running `loadgen emulator`, rates read at AWS scale as under
+                # `loadgen run` (which knows the scale of the emulator it starts).
+                endpoint = workload_options(environment, user_class).endpoint_url
+                if is_local_endpoint(endpoint):
+                    environment._loadgen_target_scale = model_scale(endpoint)
             serve_metrics(environment)
+            # With Locust's web UI: the partition heat tab, heatmap, JSON and report.
+            webui.install(environment, lambda: live_results(environment, user_class))
         except HarnessError as e:
             log.error("%s", e)
             sys.exit(e.exit_code)
@@ -278,10 +290,17 @@ def results_of(environment: Any, user_class: type[DynamoUser], **run: Any) -> di
         "keys": options.keys,
         "seed": options.seed,
         "target": options.endpoint_url or "AWS",
-        "scale": None,
+        "scale": environment.__dict__.get("_loadgen_target_scale"),
         **run,
     }
     return build_results(stats, record(environment), run=info, duration_s=max(duration, 0.0))
+
+
+def live_results(environment: Any, user_class: type[DynamoUser]) -> dict[str, Any]:
+    """The results so far, named as the exporter names the run (its locustfile's name)."""
+    from loadgen.heat.exporter import workload_name
+
+    return results_of(environment, user_class, workload=workload_name(environment))
 
 
 def record(environment: Any) -> RunRecorder:

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from loadgen.heat import exporter
 from loadgen.heat.exporter import HeatCollector
 from loadgen.heat.heatmap import HeatConfig
 from loadgen.heat.recorder import LATENCY_BUCKETS_S, RunRecorder
-from tests.conftest import in_ci
+from tests.conftest import installed
 from tests.heat.test_heat import T0, context
 
 
@@ -174,12 +173,7 @@ def test_a_million_distinct_keys_keep_the_series_bounded() -> None:
 
 
 def promtool_or_skip() -> str:
-    promtool = shutil.which("promtool")
-    if promtool is None:
-        if in_ci():
-            pytest.fail("promtool must be installed in CI (scripts/setup installs it)")
-        pytest.skip("promtool is not installed (bash scripts/setup installs it as root)")
-    return promtool
+    return installed("promtool")
 
 
 def test_promtool_finds_nothing_to_fix() -> None:
