@@ -225,3 +225,24 @@ def test_a_config_file_with_users_and_rates_is_refused(tmp_path: Path) -> None:
     refused = loadgen("run", "counter", "--config", str(config))
     assert refused.returncode == 2
     assert "stages: expected entries like {duration: 30s, rate: 1000}" in refused.stderr
+
+
+@pytest.mark.slow
+def test_plain_locust_against_a_running_emulator_offers_the_rate_at_its_scale(
+    tmp_path: Path,
+) -> None:
+    from loadgen.emulator.embedded import EmbeddedEmulator
+
+    out = tmp_path / "results.json"
+    with EmbeddedEmulator(scale=0.5, engine="moto") as emulator:
+        done = subprocess.run(
+            [sys.executable, "-m", "locust", "-f", "workloads/counter.py", "--headless",
+             "-u", "1", "-t", "4s", "-H", emulator.endpoint_url, "--rate", "100",
+             "--design", "sharded", "--results-file", str(out)],
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    load = json.loads(out.read_text())["load"]
+    # Launch traffic of 100/s reaches the model at its scale: 50/s, as under loadgen run.
+    assert load["rate"] == 100 and load["scale"] == 0.5, load
+    assert 40 <= load["offered_per_s"] <= 60, load

@@ -26,6 +26,7 @@ __all__ = [
     "add_common_arguments",
     "add_heat_arguments",
     "add_load_arguments",
+    "endpoint_of",
     "parse_mix",
 ]
 
@@ -276,6 +277,13 @@ class Billing:
         return request
 
 
+def endpoint_of(host: str | None) -> str | None:
+    """The DynamoDB endpoint a run targets: Locust's host, else the SDK's environment
+    variables (``AWS_ENDPOINT_URL_DYNAMODB``, ``AWS_ENDPOINT_URL``); None for AWS itself."""
+    endpoint = host or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None
+    return endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+
+
 @dataclass(frozen=True)
 class WorkloadOptions:
     """The validated options one workload runs with."""
@@ -316,8 +324,7 @@ class WorkloadOptions:
         if parsed.keys < 1:
             raise ConfigError(f"--keys must be >= 1 (got {parsed.keys})")
         distributions.validate_spec(parsed.distribution)
-        endpoint = host or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") or None
-        endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL") or None
+        endpoint = endpoint_of(host)
         mix = parse_mix(parsed.mix or "", default_mix)
         return cls(
             design=design,

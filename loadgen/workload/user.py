@@ -32,7 +32,12 @@ from loadgen.model.schema import TableSchema
 from loadgen.targets import model_scale
 from loadgen.workload import tables
 from loadgen.workload.arrivals import ArrivalDriver, ArrivalPlan
-from loadgen.workload.options import WorkloadOptions, add_argument, add_common_arguments
+from loadgen.workload.options import (
+    WorkloadOptions,
+    add_argument,
+    add_common_arguments,
+    endpoint_of,
+)
 
 if TYPE_CHECKING:
     from loadgen.heat.exporter import MetricsServer
@@ -249,12 +254,18 @@ def register(user_class: type[DynamoUser]) -> None:
                 record(environment)
                 return  # the master creates the table and serves the metrics
             if not environment.__dict__.get("_loadgen_prepared"):
-                prepare(environment, user_class)
-                # Against a running `loadgen emulator`, rates read at AWS scale as under
-                # `loadgen run` (which knows the scale of the emulator it starts).
-                endpoint = workload_options(environment, user_class).endpoint_url
+                # Against a running `loadgen emulator`, rates read at AWS scale and the open
+                # model offers launch traffic x its scale, as under `loadgen run` (which knows
+                # the scale of the emulator it starts). Before the options are parsed into a
+                # plan; the master's options reach its workers.
+                endpoint = endpoint_of(environment.host)
                 if is_local_endpoint(endpoint):
-                    environment._loadgen_target_scale = model_scale(endpoint)
+                    scale = model_scale(endpoint)
+                    environment._loadgen_target_scale = scale
+                    parsed = environment.parsed_options
+                    if scale is not None and getattr(parsed, "rate_scale", 0) is None:
+                        parsed.rate_scale = scale
+                prepare(environment, user_class)
             serve_metrics(environment)
             # With Locust's web UI: the partition heat tab, heatmap, JSON and report.
             webui.install(environment, lambda: live_results(environment, user_class))
