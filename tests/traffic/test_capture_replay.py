@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -34,8 +35,11 @@ def _client(url: str) -> Any:
     )
 
 
-def _application(db: Any, requests: int, seed: int = 7) -> None:
-    """A small application in plain boto3: events per user, one user taking most writes."""
+def _application(db: Any, requests: int, seed: int = 7, rate: float = 60.0) -> None:
+    """A small application in plain boto3: events per user, one user taking most writes, at
+    a steady ``rate`` of calls per second (as a service under a steady load, and so that
+    replayed at twice its speed its hot user stays under the model's scaled ceiling: then
+    the replay's mix is the trace's, not what throttling let through)."""
     db.create_table(
         TableName="app",
         KeySchema=[
@@ -49,7 +53,10 @@ def _application(db: Any, requests: int, seed: int = 7) -> None:
         BillingMode="PAY_PER_REQUEST",
     )
     rng = random.Random(seed)
+    due = time.monotonic()
     for i in range(requests):
+        due += 1 / rate
+        time.sleep(max(0.0, due - time.monotonic()))
         user = "user#hot" if rng.random() < 0.7 else f"user#{rng.randrange(200)}"
         draw = rng.random()
         if draw < 0.6:
