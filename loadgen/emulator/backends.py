@@ -92,16 +92,22 @@ class MotoBackend:
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="moto")
         self._handler: type[Any] | None = None
-        self._members: dict[str, frozenset[str]] = {}
+        self._operations: dict[str, tuple[str, frozenset[str]]] = {}
+        self._moto: tuple[type[Exception], type[Any], type[Any]] | None = None
 
     async def start(self) -> None:
         await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
 
     def _load(self) -> None:
+        from moto.core.exceptions import ServiceException
+        from moto.core.responses import ActionResult
         from moto.dynamodb.responses import DynamoHandler
+        from werkzeug.exceptions import HTTPException
 
         _narrow_queries()
         self._handler = DynamoHandler
+        # Imported once here, not on every request.
+        self._moto = (ServiceException, ActionResult, HTTPException)
 
     async def call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
         loop = asyncio.get_running_loop()
@@ -117,12 +123,8 @@ class MotoBackend:
             return BackendResponse(status, {"Content-Type": JSON_CONTENT_TYPE}, body)
 
     def _dispatch(self, headers: Mapping[str, str], body: bytes) -> BackendResponse:
-        from moto.core.exceptions import ServiceException
-        from moto.core.responses import ActionResult
-        from moto.core.utils import camelcase_to_underscores
-        from werkzeug.exceptions import HTTPException
-
-        assert self._handler is not None
+        assert self._handler is not None and self._moto is not None
+        ServiceException, ActionResult, HTTPException = self._moto
         handler = self._handler()
         target = next((v for k, v in headers.items() if k.lower() == "x-amz-target"), "")
         handler.headers = {"X-Amz-Target": target, "Content-Type": JSON_CONTENT_TYPE}
@@ -132,7 +134,8 @@ class MotoBackend:
         handler.partition = "aws"
         handler.current_account = self.account
         operation = target.rpartition(".")[2]
-        method = getattr(handler, camelcase_to_underscores(operation), None)
+        method_name, members = self._operation(operation)
+        method = getattr(handler, method_name, None)
         if method is None or operation in ("", "Dispatch"):
             raise NotImplementedError(f"The {target} action has not been implemented")
         try:
@@ -146,7 +149,6 @@ class MotoBackend:
             if isinstance(answer, dict):
                 # moto's serializer writes only the members of the operation's output shape
                 # (its results carry more, such as ConsumedCapacityUnits): so do we.
-                members = self._output_members(operation)
                 answer = {k: v for k, v in answer.items() if k in members}
             try:
                 return _moto_answer(200, {}, json.dumps(answer, default=_blob_text))
@@ -160,15 +162,20 @@ class MotoBackend:
     async def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _output_members(self, operation: str) -> frozenset[str]:
-        members = self._members.get(operation)
-        if members is None:
-            from moto.core.utils import get_service_model
+    def _operation(self, operation: str) -> tuple[str, frozenset[str]]:
+        """The handler method's name and the output shape's members, worked out once."""
+        known = self._operations.get(operation)
+        if known is None:
+            from botocore.model import OperationNotFoundError
+            from moto.core.utils import camelcase_to_underscores, get_service_model
 
-            shape = get_service_model("dynamodb").operation_model(operation).output_shape
+            try:
+                shape = get_service_model("dynamodb").operation_model(operation).output_shape
+            except OperationNotFoundError:
+                shape = None
             members = frozenset(shape.members) if shape is not None else frozenset()
-            self._members[operation] = members
-        return members
+            known = self._operations[operation] = (camelcase_to_underscores(operation), members)
+        return known
 
 
 def _moto_answer(status: int, headers: Mapping[str, Any], body: str | bytes) -> BackendResponse:
