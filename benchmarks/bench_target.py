@@ -24,7 +24,6 @@ Figures move with the machine's load: quote the ratios, measured side by side in
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import resource
@@ -40,14 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from null_server import null_endpoint
 
 from loadgen.emulator.embedded import EmbeddedEmulator
+from loadgen.emulator.engines import DynamoConnection, pk_sk_table
 
 ROOT = Path(__file__).resolve().parents[1]
 LOADGEN = [sys.executable, "-m", "loadgen"]
 TICKS = os.sysconf("SC_CLK_TCK")
-AUTHORIZATION = (
-    "AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, "
-    "SignedHeaders=host;x-amz-date;x-amz-target, Signature=0"
-)
 ENV = {
     **os.environ,
     "AWS_ACCESS_KEY_ID": "local",
@@ -122,54 +118,10 @@ def run_load(
 # --- talking to a target directly ----------------------------------------------------------
 
 
-class Connection:
-    """One keep-alive connection sending DynamoDB JSON requests."""
-
-    def __init__(self, url: str) -> None:
-        parts = urllib.parse.urlsplit(url)
-        self._connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
-
-    def call(self, operation: str, body: dict[str, Any]) -> dict[str, Any]:
-        self._connection.request(
-            "POST",
-            "/",
-            json.dumps(body),
-            {
-                "Content-Type": "application/x-amz-json-1.0",
-                "X-Amz-Target": f"DynamoDB_20120810.{operation}",
-                "Authorization": AUTHORIZATION,
-            },
-        )
-        answer = self._connection.getresponse()
-        data = json.loads(answer.read() or b"{}")
-        if answer.status != 200:
-            raise SystemExit(f"{operation} answered {answer.status}: {data}")
-        return data
-
-
 SENSOR_TABLE = "ph-sensor"
 
 
-def create_sensor_table(connection: Connection) -> None:
-    """The sensor workload's table, as it creates it (pk, sk)."""
-    connection.call(
-        "CreateTable",
-        {
-            "TableName": SENSOR_TABLE,
-            "BillingMode": "PAY_PER_REQUEST",
-            "KeySchema": [
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            "AttributeDefinitions": [
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-        },
-    )
-
-
-def fill(connection: Connection, start: int, stop: int, sensors: int = 1000) -> None:
+def fill(connection: DynamoConnection, start: int, stop: int, sensors: int = 1000) -> None:
     """Readings start..stop-1 of the per-sensor design (``SENSOR#<id>``, a timestamp sort key
     from 2020, before the workload's clock), 25 a BatchWriteItem."""
     for first in range(start, stop, 25):
@@ -278,8 +230,8 @@ def sizes(sizes: list[int], seconds: float) -> None:
     for engine in ("dynamodb-local", "moto"):
         # A scale at which nothing throttles: this measures the engine, not the model.
         with EmbeddedEmulator(engine=engine, scale=10.0) as emulator:
-            connection = Connection(emulator.endpoint_url)
-            create_sensor_table(connection)
+            connection = DynamoConnection(emulator.endpoint_url, timeout=60)
+            connection.call("CreateTable", pk_sk_table(SENSOR_TABLE))
             filled, first_rate = 0, None
             for size in sizes:
                 fill(connection, filled, size)

@@ -22,11 +22,20 @@ import time
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from loadgen.errors import ConfigError, TargetError
 from loadgen.targets import local as targets
 
-__all__ = ["ENGINES", "JVM_OPTIONS", "Engine", "choose_engine", "warm"]
+__all__ = [
+    "ENGINES",
+    "JVM_OPTIONS",
+    "DynamoConnection",
+    "Engine",
+    "choose_engine",
+    "pk_sk_table",
+    "warm",
+]
 
 ENGINES = ("auto", "dynamodb-local", "moto")
 """What ``--engine`` takes."""
@@ -102,14 +111,10 @@ def warm(endpoint_url: str, *, requests: int = 400, connections: int = 4) -> flo
     round's rate is what the startup line reports the engine can carry (a floor: the client
     here is one Python process). The table is deleted afterwards.
     """
-    parts = urllib.parse.urlsplit(endpoint_url)
-    if parts.hostname is None:
-        raise ConfigError(f"engine URL must look like http://host:port (got {endpoint_url!r})")
-    host, port = parts.hostname, parts.port
     errors: list[BaseException] = []
 
     def load(worker: int) -> None:
-        connection = _Connection(host, port)
+        connection = DynamoConnection(endpoint_url)
         try:
             for i in range(worker, requests // 4, connections):
                 key = {"pk": {"S": f"k{i % 16}"}, "sk": {"S": f"s{i}"}}
@@ -122,9 +127,9 @@ def warm(endpoint_url: str, *, requests: int = 400, connections: int = 4) -> flo
         finally:
             connection.close()
 
-    setup = _Connection(host, port)
+    setup = DynamoConnection(endpoint_url)
     try:
-        setup.call("CreateTable", _WARM_TABLE_SPEC)
+        setup.call("CreateTable", pk_sk_table(_WARM_TABLE))
         for _round in range(2):
             started = time.perf_counter()
             workers = [threading.Thread(target=load, args=(w,)) for w in range(connections)]
@@ -143,18 +148,6 @@ def warm(endpoint_url: str, *, requests: int = 400, connections: int = 4) -> flo
     return (requests // 4) * 4 / elapsed
 
 
-_WARM_TABLE_SPEC = {
-    "TableName": _WARM_TABLE,
-    "BillingMode": "PAY_PER_REQUEST",
-    "KeySchema": [
-        {"AttributeName": "pk", "KeyType": "HASH"},
-        {"AttributeName": "sk", "KeyType": "RANGE"},
-    ],
-    "AttributeDefinitions": [
-        {"AttributeName": "pk", "AttributeType": "S"},
-        {"AttributeName": "sk", "AttributeType": "S"},
-    ],
-}
 _ONE = {"v": {"N": "1"}}
 _ADD = {"UpdateExpression": "ADD v :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}
 
@@ -167,13 +160,22 @@ def _query(key: dict[str, dict[str, str]]) -> dict[str, object]:
     }
 
 
-class _Connection:
-    """One keep-alive connection sending DynamoDB JSON requests; an error answer raises."""
+class DynamoConnection:
+    """One keep-alive connection sending DynamoDB JSON requests, signed with local credentials
+    (for local engines only); an error answer raises `http.client.HTTPException`.
 
-    def __init__(self, host: str, port: int | None) -> None:
-        self._connection = http.client.HTTPConnection(host, port, timeout=30.0)
+        >>> DynamoConnection("http://127.0.0.1:8000").call("ListTables", {})  # doctest: +SKIP
+        {'TableNames': []}
+    """
 
-    def call(self, operation: str, body: Mapping[str, object]) -> None:
+    def __init__(self, endpoint_url: str, *, timeout: float = 30.0) -> None:
+        parts = urllib.parse.urlsplit(endpoint_url)
+        if parts.hostname is None:
+            raise ConfigError(f"engine URL must look like http://host:port (got {endpoint_url!r})")
+        self._connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+
+    def call(self, operation: str, body: Mapping[str, object]) -> dict[str, Any]:
+        """Send one request; its answer as JSON."""
         self._connection.request(
             "POST",
             "/",
@@ -188,6 +190,25 @@ class _Connection:
         data = answer.read()
         if answer.status != 200:
             raise http.client.HTTPException(f"{operation} answered {answer.status}: {data[:200]!r}")
+        parsed = json.loads(data or b"{}")
+        return parsed if isinstance(parsed, dict) else {}
 
     def close(self) -> None:
         self._connection.close()
+
+
+def pk_sk_table(name: str) -> dict[str, object]:
+    """CreateTable of an on-demand table keyed by string ``pk`` and ``sk`` (as the sensor
+    workload's and the warm-up's)."""
+    return {
+        "TableName": name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        "AttributeDefinitions": [
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+    }
