@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
 from loadgen.model.capacity import Item
 
-__all__ = ["apply_update"]
+__all__ = ["apply_update", "apply_update_exactly"]
 
 
 class _Unsupported(Exception):
@@ -54,10 +54,47 @@ def apply_update(
     return item
 
 
-class _Expression:
-    """A recursive-descent reader of one UpdateExpression over top-level attributes."""
+def apply_update_exactly(
+    before: Item | None,
+    key: Mapping[str, Any],
+    request: Mapping[str, Any],
+    reserved: frozenset[str],
+) -> tuple[Item, frozenset[str]] | None:
+    """The item an UpdateItem leaves and the attributes it names, where DynamoDB would accept it.
 
-    def __init__(self, request: Mapping[str, Any]) -> None:
+    A stricter reading than `apply_update`, for an engine that carries the update out: None
+    unless the request is an ``UpdateExpression`` of SET (values, ``+``, ``-``,
+    ``if_not_exists``, ``list_append``), REMOVE and ADD of numbers on top-level attributes,
+    each clause once, no attribute named twice, no bare name among ``reserved`` (upper case),
+    and every number it computes within DynamoDB's 38 digits. Everything else (conditions,
+    sets, nested paths, anything DynamoDB would reject) is None: the engine's own path decides.
+    """
+    if "AttributeUpdates" in request or not isinstance(request.get("UpdateExpression"), str):
+        return None
+    item: dict[str, Any] = dict(before) if before is not None else dict(key)
+    try:
+        with localcontext(prec=80):  # wide enough that a sum of two 38-digit numbers is exact
+            expression = _Expression(request, reserved=reserved)
+            expression.apply(item)
+            if not all(_exact(item[n]) for n in expression.named if "N" in item.get(n, ())):
+                return None
+    except (_Unsupported, KeyError, TypeError, ValueError, InvalidOperation, IndexError):
+        return None
+    return item, frozenset(expression.named)
+
+
+class _Expression:
+    """A recursive-descent reader of one UpdateExpression over top-level attributes.
+
+    With ``reserved`` given it reads strictly (`apply_update_exactly`): anything DynamoDB
+    might reject, or this reader might apply differently, is `_Unsupported`.
+    """
+
+    def __init__(self, request: Mapping[str, Any], reserved: frozenset[str] | None = None) -> None:
+        self.strict = reserved is not None
+        self.reserved = reserved or frozenset()
+        self.named: list[str] = []
+        self.clauses: set[str] = set()
         text = str(request["UpdateExpression"])
         self.tokens = _TOKENS.findall(text)
         # Anything the token pattern skipped (other than spaces) is syntax we do not follow.
@@ -75,6 +112,9 @@ class _Expression:
             clause = self._next().upper()
             if clause not in _CLAUSES:
                 raise _Unsupported(clause)
+            if self.strict and (clause in self.clauses or clause == "DELETE"):
+                raise _Unsupported(f"{clause} again, or DELETE")
+            self.clauses.add(clause)
             while True:
                 actions.append(self._action(clause, item))
                 if self._peek() != ",":
@@ -86,6 +126,10 @@ class _Expression:
 
     def _action(self, clause: str, item: dict[str, Any]) -> Callable[[], None]:
         name = self._path()
+        if self.strict:
+            if name in self.named:
+                raise _Unsupported(f"{name} named twice")  # DynamoDB: paths overlap
+            self.named.append(name)
         if clause == "REMOVE":
             return lambda: item.pop(name, None)
         if clause == "SET":
@@ -95,6 +139,8 @@ class _Expression:
             return lambda: item.__setitem__(name, value)
         operand = self._operand(item)
         if clause == "ADD":
+            if self.strict and not (_exact(operand) and _exact(item.get(name, operand))):
+                raise _Unsupported("ADD of other than a number")
             return lambda: _add(item, name, operand)
         return lambda: _delete(item, name, operand)
 
@@ -104,6 +150,8 @@ class _Expression:
             sign = self._next()
             right = self._operand(item)
             total = Decimal(left["N"]) + (Decimal(right["N"]) * (1 if sign == "+" else -1))
+            if self.strict and not (_exact(left) and _exact(right) and _within(total)):
+                raise _Unsupported("a number beyond 38 digits")
             return {"N": _number(total)}
         return left
 
@@ -138,6 +186,8 @@ class _Expression:
             return str(self.names[token])
         if not (token[0].isalpha() or token[0] == "_") or token.upper() in _CLAUSES:
             raise _Unsupported(token)
+        if token.upper() in self.reserved:
+            raise _Unsupported(f"{token} is a reserved word")
         return token
 
     def _expect(self, token: str) -> None:
@@ -157,6 +207,21 @@ class _Expression:
         token: str = self.tokens[self.position]
         self.position += 1
         return token
+
+
+def _exact(value: Mapping[str, Any]) -> bool:
+    """A number DynamoDB would store as written (None-safe for a missing attribute)."""
+    return "N" in value and _within(Decimal(value["N"]))
+
+
+def _within(value: Decimal) -> bool:
+    """Within DynamoDB's numbers: 38 significant digits, magnitude 1E-130 to below 1E+126."""
+    if not value.is_finite():
+        return False
+    if value.is_zero():
+        return True
+    normal = value.normalize()
+    return len(normal.as_tuple().digits) <= 38 and -130 <= normal.adjusted() < 126
 
 
 def _number(value: Decimal) -> str:

@@ -1,0 +1,223 @@
+"""The moto backend's shortcuts answer exactly as moto's own path does.
+
+Each request runs twice, on two regions of the same in-process moto: once through
+`MotoBackend` with its shortcuts, once with every request down moto's own path. The answers
+(status and JSON) and the items left stored must be the same, errors included: a request the
+shortcut cannot be sure of must fall through to moto.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from loadgen.emulator.backends import MotoBackend
+from loadgen.emulator.moto_paths import fast_update
+
+TABLE = "paths"
+_AUTH = "AWS4-HMAC-SHA256 Credential=x/20260101/{}/dynamodb/aws4_request, Signature=0"
+
+
+class Pair:
+    """The same moto, one region through the shortcuts and one without."""
+
+    def __init__(self) -> None:
+        self.fast = MotoBackend()
+        self.plain = MotoBackend(shortcuts=False)
+        for backend in (self.fast, self.plain):
+            asyncio.run(backend.start())
+
+    def both(self, operation: str, payload: dict[str, Any]) -> tuple[Any, Any]:
+        return (
+            self._call(self.fast, "us-west-2", operation, payload),
+            self._call(self.plain, "eu-north-1", operation, payload),
+        )
+
+    @staticmethod
+    def _call(backend: MotoBackend, region: str, operation: str, payload: dict[str, Any]) -> Any:
+        headers = {
+            "X-Amz-Target": f"DynamoDB_20120810.{operation}",
+            "Authorization": _AUTH.format(region),
+        }
+        answer = asyncio.run(backend.call("/", headers, json.dumps(payload).encode()))
+        parsed = json.loads(answer.body)
+        parsed.pop("ConsumedCapacity", None)  # the emulator writes its own, always
+        return answer.status, parsed
+
+
+@pytest.fixture(scope="module")
+def pair() -> Pair:
+    pair = Pair()
+    table = {
+        "TableName": TABLE,
+        "KeySchema": [
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        "AttributeDefinitions": [
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": "gpk", "AttributeType": "S"},
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": "by-g",
+                "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+    fast, plain = pair.both("CreateTable", table)
+    assert fast[0] == plain[0] == 200
+    return pair
+
+
+def _item(pk: str, **attributes: Any) -> dict[str, Any]:
+    return {"pk": {"S": pk}, "sk": {"S": "s"}, **attributes}
+
+
+# (item stored first, or None; the update's members beyond TableName and Key)
+UPDATES: list[tuple[dict[str, Any] | None, dict[str, Any]]] = [
+    (
+        None,
+        {
+            "UpdateExpression": "ADD #c :one",
+            "ExpressionAttributeNames": {"#c": "n"},
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+        },
+    ),
+    (
+        {"n": {"N": "41"}},
+        {
+            "UpdateExpression": "ADD n :one",
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+            "ReturnValues": "UPDATED_NEW",
+        },
+    ),
+    (
+        {"n": {"N": "7"}, "s": {"S": "x"}},
+        {
+            "UpdateExpression": "SET n = n + :two, s = :s REMOVE gone",
+            "ExpressionAttributeValues": {":two": {"N": "2"}, ":s": {"S": "y"}},
+            "ReturnValues": "ALL_NEW",
+        },
+    ),
+    (
+        {"n": {"N": "7"}},
+        {
+            "UpdateExpression": "SET m = if_not_exists(m, :z), n = n - :one",
+            "ExpressionAttributeValues": {":z": {"N": "0"}, ":one": {"N": "1"}},
+            "ReturnValues": "ALL_OLD",
+        },
+    ),
+    (
+        {"l": {"L": [{"S": "a"}]}},
+        {
+            "UpdateExpression": "SET l = list_append(l, :more)",
+            "ExpressionAttributeValues": {":more": {"L": [{"S": "b"}]}},
+            "ReturnValues": "UPDATED_OLD",
+        },
+    ),
+    (
+        {"s": {"S": "text"}},
+        {
+            "UpdateExpression": "ADD s :one",  # ADD to a string: an error
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+        },
+    ),
+    (
+        None,
+        {
+            "UpdateExpression": "ADD s :text",  # ADD of a string: an error
+            "ExpressionAttributeValues": {":text": {"S": "x"}},
+        },
+    ),
+    (
+        None,
+        {
+            "UpdateExpression": "SET sk = :v",  # a key attribute: an error
+            "ExpressionAttributeValues": {":v": {"S": "other"}},
+        },
+    ),
+    (
+        None,
+        {
+            "UpdateExpression": "SET a = :v, a = :w",  # the same path twice: an error
+            "ExpressionAttributeValues": {":v": {"S": "1"}, ":w": {"S": "2"}},
+        },
+    ),
+    (
+        None,
+        {
+            "UpdateExpression": "SET a = missing + :v",  # an attribute not in the item
+            "ExpressionAttributeValues": {":v": {"N": "1"}},
+        },
+    ),
+    (
+        None,
+        {
+            "UpdateExpression": "SET gpk = :v",  # an index key of the wrong type: an error
+            "ExpressionAttributeValues": {":v": {"N": "1"}},
+        },
+    ),
+    (
+        None,
+        {
+            "UpdateExpression": "SET gpk = :v",  # an index key moved
+            "ExpressionAttributeValues": {":v": {"S": "G#1"}},
+            "ReturnValues": "ALL_NEW",
+        },
+    ),
+    (
+        {"n": {"N": "9" * 38}},
+        {
+            "UpdateExpression": "ADD n :tiny",  # beyond 38 digits
+            "ExpressionAttributeValues": {":tiny": {"N": "0.1"}},
+        },
+    ),
+    (
+        None,
+        {
+            "UpdateExpression": "ADD n :one ADD m :one",  # ADD twice: an error
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize("number", range(len(UPDATES)))
+def test_updates_answer_and_store_as_moto_does(pair: Pair, number: int) -> None:
+    stored, members = UPDATES[number]
+    key = {"pk": {"S": f"u{number}"}, "sk": {"S": "s"}}
+    if stored is not None:
+        fast, plain = pair.both(
+            "PutItem", {"TableName": TABLE, "Item": _item(f"u{number}", **stored)}
+        )
+        assert fast == plain
+    fast, plain = pair.both("UpdateItem", {"TableName": TABLE, "Key": key, **members})
+    assert fast == plain
+    read = {"TableName": TABLE, "Key": key, "ConsistentRead": True}
+    fast, plain = pair.both("GetItem", read)
+    assert fast == plain
+
+
+def test_the_shortcut_takes_plain_updates_and_leaves_the_rest(pair: Pair) -> None:
+    """What the test above compares is the shortcut's own work, not moto's twice."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    backend = dynamodb_backends[MotoBackend.account]["us-west-2"]
+    key = {"pk": {"S": "taken"}, "sk": {"S": "s"}}
+    plain = {
+        "TableName": TABLE,
+        "Key": key,
+        "UpdateExpression": "ADD n :one",
+        "ExpressionAttributeValues": {":one": {"N": "1"}},
+    }
+    assert fast_update(backend, plain) == {}
+    assert fast_update(backend, {**plain, "ConditionExpression": "attribute_exists(pk)"}) is None
+    assert fast_update(backend, {**plain, "UpdateExpression": "ADD count :one"}) is None
+    assert fast_update(backend, {**plain, "TableName": "no-such-table"}) is None
