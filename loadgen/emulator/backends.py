@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from loadgen.emulator.faults import backend_raised
-from loadgen.emulator.moto_paths import fast_update
+from loadgen.emulator.moto_paths import fast_batch_get, fast_update
 from loadgen.emulator.upstream import ConnectionPool, UpstreamError
 from loadgen.emulator.wire import JSON_CONTENT_TYPE
 from loadgen.errors import ConfigError
@@ -37,6 +37,7 @@ __all__ = [
 
 _log = logging.getLogger("loadgen.emulator")  # one log for the emulator, whichever module writes
 _ACCOUNTS = {"moto": "123456789012", "other": "000000000000"}  # what each backend puts in ARNs
+_SHORTCUTS = {"UpdateItem": fast_update, "BatchGetItem": fast_batch_get}  # see moto_paths
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,10 +143,11 @@ class MotoBackend:
         handler.partition = "aws"
         handler.current_account = self.account
         operation = target.rpartition(".")[2]
-        if self.shortcuts and operation == "UpdateItem" and isinstance(handler.body, dict):
-            answer = fast_update(self._backends[self.account][handler.region], handler.body)
+        shortcut = _SHORTCUTS.get(operation) if self.shortcuts else None
+        if shortcut is not None and isinstance(handler.body, dict):
+            answer = shortcut(self._backends[self.account][handler.region], handler.body)
             if answer is not None:
-                return _moto_answer(200, {}, json.dumps(answer))
+                return _moto_answer(200, {}, json.dumps(answer, default=_blob_text))
         method_name, members = self._operation(operation)
         method = getattr(handler, method_name, None)
         if method is None or operation in ("", "Dispatch"):

@@ -63,6 +63,9 @@ class ItemShadow:
         self.on_size = on_size
         """Called with (table, bytes) when a table's size changes (the partition model's
         `resize`)."""
+        self.changes = 0
+        """How many times an item was remembered or forgotten: unchanged between two reads,
+        what the first read gave still holds."""
 
     def __len__(self) -> int:
         return len(self._items)
@@ -82,6 +85,7 @@ class ItemShadow:
         """Remember ``item`` as stored under ``key`` (None: it is gone)."""
         if key is None:
             return
+        self.changes += 1
         old = self._items.get((table, key))
         size = item_size(item) if item is not None else 0
         if size != (old[1] if old is not None else 0):
@@ -101,6 +105,7 @@ class ItemShadow:
 
     def drop_table(self, table: str) -> None:
         """Forget every item of a table (it was deleted or created anew). O(items)."""
+        self.changes += 1
         self.table_bytes.pop(table, None)
         for entry in [entry for entry in self._items if entry[0] == table]:
             del self._items[entry]
@@ -128,6 +133,7 @@ class Pricing:
         self.operation, self.request = operation, request
         self.schemas, self.shadow = schemas, shadow
         self.known: dict[str, Any] = {}
+        self._changes = shadow.changes  # the shadow as the estimate read it
 
     def estimate(self) -> OperationCost:
         """The cost to admit before the request runs."""
@@ -200,6 +206,8 @@ class Pricing:
                 after = None
             elif returned == "ALL_NEW" and attributes is not None:
                 after = attributes
+            elif returned != "ALL_OLD" and self.shadow.changes == self._changes:
+                after = self.known["after"]  # nothing landed since the estimate replayed it
             else:  # apply to the latest known item: concurrent updates land in answer order
                 base = attributes if returned == "ALL_OLD" else self._stored(table, key)
                 after = apply_update(base, key, request)
