@@ -10,12 +10,9 @@ holds up no one else.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from aiohttp import web
-
-from loadgen.emulator.wire import DYNAMODB, JSON_CONTENT_TYPE, dumps, error_body
+from loadgen.emulator.wire import DYNAMODB, dumps, error_body
 from loadgen.errors import ConfigError
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_IN_FLIGHT", "Admission"]
@@ -26,14 +23,15 @@ DEFAULT_MAX_BODY_BYTES = 256 * 1024 * 1024
 """Request body bytes held at once, over all requests in flight."""
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html
 _UNAVAILABLE = DYNAMODB + "ServiceUnavailable"
-_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass
 class Admission:
-    """Limits on concurrent work; `middleware` enforces them in an aiohttp application.
+    """Limits on concurrent work, held by the emulator's listener (`loadgen.emulator.listener`).
 
-    >>> app = web.Application(middlewares=[Admission(max_in_flight=64).middleware])
+    >>> admission = Admission(max_in_flight=1)
+    >>> admission.admit(100) is None, admission.admit(100) is None
+    (True, False)
     """
 
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
@@ -53,13 +51,13 @@ class Admission:
         if self.max_body_bytes < 1:
             raise ConfigError(f"the body-bytes limit must be >= 1 (got {self.max_body_bytes})")
 
-    @web.middleware
-    async def middleware(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
-        """Serve ``request`` if there is room, else answer 503 without reading its body."""
-        if request.method != "POST":
-            return await handler(request)  # /metrics and the health check are cheap
-        size = request.content_length
-        size = self.largest_body if size is None else min(size, self.largest_body)
+    def admit(self, size: int | None) -> bytes | None:
+        """Count a request in, or the body of its 503 if there is no room (counted refused).
+
+        ``size`` is the body's declared length (None: undeclared, chunked); the caller reads
+        no body it was refused, and calls `release` with the same size once it has answered.
+        """
+        size = self._counted(size)
         reason = None
         if self.in_flight >= self.max_in_flight:
             reason = f"{self.in_flight} requests in flight (limit {self.max_in_flight})"
@@ -71,15 +69,15 @@ class Admission:
         if reason is not None:
             self.refused += 1
             message = f"The service is currently unavailable or busy: {reason}"
-            return web.Response(
-                status=503,
-                body=dumps(error_body(_UNAVAILABLE, message)),
-                headers={"Content-Type": JSON_CONTENT_TYPE},
-            )
+            return dumps(error_body(_UNAVAILABLE, message))
         self.in_flight += 1
         self.body_bytes += size
-        try:
-            return await handler(request)
-        finally:
-            self.in_flight -= 1
-            self.body_bytes -= size
+        return None
+
+    def release(self, size: int | None) -> None:
+        """A request admitted with ``size`` was answered."""
+        self.in_flight -= 1
+        self.body_bytes -= self._counted(size)
+
+    def _counted(self, size: int | None) -> int:
+        return self.largest_body if size is None else min(size, self.largest_body)

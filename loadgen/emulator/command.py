@@ -14,7 +14,6 @@ import sys
 from typing import NoReturn
 
 import uvloop
-from aiohttp import web
 
 from loadgen.emulator.admission import DEFAULT_MAX_IN_FLIGHT, Admission
 from loadgen.emulator.backends import Backend, MotoBackend, NullBackend, UpstreamBackend
@@ -22,7 +21,7 @@ from loadgen.emulator.capture import EmulatorCapture
 from loadgen.emulator.embedded import DEFAULT_SCALE
 from loadgen.emulator.engines import JVM_OPTIONS, choose_engine, warm
 from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
-from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, MAX_REQUEST_BYTES, Emulator, listen
+from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, MAX_REQUEST_BYTES, Emulator, listen, stop
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets import local as targets
@@ -197,9 +196,9 @@ def _tune_collector() -> None:
 async def _serve(
     emulator: Emulator, host: str, port: int, engine_rate: float | None = None
 ) -> None:
-    runner = web.AppRunner(emulator.app(), access_log=None, handle_signals=False)
+    listener = emulator.listener()
     try:
-        bound = await listen(runner, host, port)
+        bound = await listen(emulator, listener, host, port)
         _tune_collector()
         shown = f"[{host}]" if ":" in host else host
         print(f"http://{shown}:{bound}", flush=True)
@@ -221,14 +220,14 @@ async def _serve(
                 file=sys.stderr,
                 flush=True,
             )
-        stop = asyncio.Event()
+        stopped = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(signum, stop.set)
-        await stop.wait()
+                loop.add_signal_handler(signum, stopped.set)
+        await stopped.wait()
     finally:
-        await runner.cleanup()
+        await stop(emulator, listener)
         if emulator.capture is not None:
             emulator.capture.close()
             writer = emulator.capture.writer

@@ -30,14 +30,11 @@ import asyncio
 import contextlib
 import logging
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from aiohttp import web
-from multidict import CIMultiDict
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -49,21 +46,19 @@ from loadgen.emulator.backends import (
 )
 from loadgen.emulator.capture import EmulatorCapture
 from loadgen.emulator.faults import unavailable, unusable_answer
+from loadgen.emulator.listener import Answer, Listener, Request, json_answer
 from loadgen.emulator.metrics import ModelCollector
 from loadgen.emulator.pricing import ItemShadow, Pricing
 from loadgen.emulator.quotas import Quotas
 from loadgen.emulator.validation import validate
 from loadgen.emulator.wire import (
     CORAL,
-    JSON_CONTENT_TYPE,
     MODELED_OPERATIONS,
     TABLE_OPERATIONS,
     TARGET_PREFIX,
     WireError,
     batch_select,
-    crc32,
     dumps,
-    error_body,
     internal_error,
     loads_answer,
     loads_request,
@@ -78,7 +73,14 @@ from loadgen.model.partitions import PartitionModel
 from loadgen.model.schema import TableSchema
 from loadgen.model.throttling import Throttle
 
-__all__ = ["DEFAULT_SHADOW_ITEMS", "MAX_REQUEST_BYTES", "Emulator", "EmulatorServer", "listen"]
+__all__ = [
+    "DEFAULT_SHADOW_ITEMS",
+    "MAX_REQUEST_BYTES",
+    "Emulator",
+    "EmulatorServer",
+    "listen",
+    "stop",
+]
 
 DEFAULT_SHADOW_ITEMS = 100_000
 """Items the write-pricing shadow keeps (60 MB for items of 260 bytes)."""
@@ -162,32 +164,41 @@ class Emulator:
         self.registry.register(ModelCollector(self))
         self._discovering: dict[str, asyncio.Future[TableSchema | None]] = {}
 
-    def app(self) -> web.Application:
-        """The aiohttp application: ``POST /`` for DynamoDB, ``GET /metrics``."""
-        app = web.Application(
-            client_max_size=MAX_REQUEST_BYTES, middlewares=[self.admission.middleware]
+    def listener(self) -> Listener:
+        """The HTTP server for this emulator (`loadgen.emulator.listener`): ``POST`` on any
+        path for DynamoDB, ``GET /metrics``, ``GET /``."""
+        return Listener(self.serve, self.admission, largest_body=MAX_REQUEST_BYTES)
+
+    async def start(self) -> None:
+        """Start the backend (moto loads, connections open); before the first request."""
+        await self.backend.start()
+
+    async def close(self) -> None:
+        await self.backend.close()
+
+    async def serve(self, request: Request) -> Answer:
+        """Answer one HTTP request; never raises."""
+        if request.method == "POST":
+            return await self.handle(request.path, request.headers, request.body)
+        if request.method == "GET" and request.path.partition("?")[0] == "/metrics":
+            metrics = generate_latest(self.registry)
+            return Answer(200, metrics, {"Content-Type": CONTENT_TYPE_LATEST})
+        if request.method == "GET" and request.path.partition("?")[0] == "/":
+            # DynamoDB answers a plain GET with a health line; load balancers probe it.
+            health = f"healthy: dynamodb.{self.model.region}.amazonaws.com ".encode()
+            return Answer(200, health, {"Content-Type": "text/plain; charset=utf-8"})
+        if request.method == "GET":
+            return Answer(404, b"404: Not Found", {"Content-Type": "text/plain; charset=utf-8"})
+        return Answer(
+            405, b"405: Method Not Allowed", {"Content-Type": "text/plain; charset=utf-8"}
         )
-        app.router.add_get("/metrics", self._metrics)
-        app.router.add_get("/", self._health)
-        app.router.add_post("/{path:.*}", self.handle)
 
-        async def started(_: web.Application) -> None:
-            await self.backend.start()
-
-        async def stopped(_: web.Application) -> None:
-            await self.backend.close()
-
-        app.on_startup.append(started)
-        app.on_cleanup.append(stopped)
-        return app
-
-    async def handle(self, request: web.Request) -> web.Response:
+    async def handle(self, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
         """Answer one DynamoDB request; never raises."""
         operation = "unknown"
         try:
-            body = await request.read()
             payload = loads_request(body)
-            operation = operation_of(request.headers.get("X-Amz-Target"))
+            operation = operation_of(_target(headers))
             if payload is None:  # an empty body passes the JSON check but is no request
                 raise WireError(400, CORAL + "SerializationException", "Empty request body")
             # Answer malformed requests as DynamoDB does, before the model or a backend sees them.
@@ -197,8 +208,8 @@ class Emulator:
                 operation,
                 payload,
                 body,
-                request.path_qs,
-                {k: v for k, v in request.headers.items() if k.lower() not in _REQUEST_DROP},
+                path,
+                {k: v for k, v in headers.items() if k.lower() not in _REQUEST_DROP},
             )
             if operation in MODELED_OPERATIONS:
                 reply = await self._modeled(call)
@@ -211,12 +222,6 @@ class Emulator:
         except WireError as exc:
             self.requests[(operation, "rejected")] += 1
             return _response(_Reply(exc.status, dumps(exc.body())))
-        except web.HTTPRequestEntityTooLarge:
-            self.requests[(operation, "rejected")] += 1
-            message = f"Request body larger than {MAX_REQUEST_BYTES} bytes"
-            return _response(
-                _Reply(413, dumps(error_body(CORAL + "SerializationException", message)))
-            )
         except BackendUnavailable as exc:
             _log.warning("backend unavailable: %s", exc)
             reply = _Reply(*unavailable(exc))
@@ -383,16 +388,6 @@ class Emulator:
     async def _send(self, call: _Request) -> BackendResponse:
         return await self.backend.call(call.path, call.headers, call.body)
 
-    # --- plain HTTP -----------------------------------------------------------------------
-
-    async def _metrics(self, request: web.Request) -> web.Response:
-        body = generate_latest(self.registry)
-        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    async def _health(self, request: web.Request) -> web.Response:
-        # DynamoDB answers a plain GET with a health line; load balancers probe it.
-        return web.Response(text=f"healthy: dynamodb.{self.model.region}.amazonaws.com ")
-
 
 def _canceled(call: _Request, throttle: Throttle) -> dict[str, Any]:
     """TransactionCanceledException naming ThrottlingError for the items on the hot table."""
@@ -446,12 +441,15 @@ def _with_capacity(
     return reply
 
 
-def _response(reply: _Reply) -> web.Response:
-    headers = CIMultiDict(reply.headers)  # the backend's header names may be lower case
-    headers.setdefault("Content-Type", JSON_CONTENT_TYPE)
-    headers.setdefault("x-amzn-RequestId", uuid.uuid4().hex)
-    headers["x-amz-crc32"] = crc32(reply.body)
-    return web.Response(status=reply.status, body=reply.body, headers=headers)
+def _response(reply: _Reply) -> Answer:
+    return json_answer(reply.status, reply.body, reply.headers)
+
+
+def _target(headers: Mapping[str, str]) -> str | None:
+    target = headers.get("X-Amz-Target")
+    if target is None:
+        target = next((v for k, v in headers.items() if k.lower() == "x-amz-target"), None)
+    return target
 
 
 # --- running it ---------------------------------------------------------------------------
@@ -474,12 +472,12 @@ class EmulatorServer:
         self.host, self.port = host, port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
+        self._listener: Listener | None = None
 
     @property
     def endpoint_url(self) -> str:
         """``http://host:port`` it listens on."""
-        if self._runner is None:
+        if self._listener is None:
             raise TargetError("the emulator is not running: call start() or use `with`")
         return f"http://{self.host}:{self.port}"
 
@@ -490,25 +488,28 @@ class EmulatorServer:
             # Only where gevent made threads greenlets of this very thread (see above).
             raise TargetError("an event loop already runs in this thread: use EmbeddedEmulator")
         loop = asyncio.new_event_loop()
-        runner = web.AppRunner(self.emulator.app(), access_log=None, handle_signals=False)
+        listener = self.emulator.listener()
         try:
-            self.port = loop.run_until_complete(listen(runner, self.host, self.port))
+            self.port = loop.run_until_complete(
+                listen(self.emulator, listener, self.host, self.port)
+            )
         except BaseException:
-            loop.run_until_complete(runner.cleanup())
+            loop.run_until_complete(self.emulator.close())
             loop.close()
             raise
-        self._loop, self._runner = loop, runner
+        self._loop, self._listener = loop, listener
         self._thread = threading.Thread(target=loop.run_forever, name="emulator", daemon=True)
         self._thread.start()
         return self
 
     def close(self) -> None:
         """Stop serving and close the backend. Idempotent."""
-        loop, runner, thread = self._loop, self._runner, self._thread
-        self._loop = self._runner = self._thread = None
-        if loop is None or runner is None or thread is None:
+        loop, listener, thread = self._loop, self._listener, self._thread
+        self._loop = self._listener = self._thread = None
+        if loop is None or listener is None or thread is None:
             return
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+        stopping = asyncio.run_coroutine_threadsafe(stop(self.emulator, listener), loop)
+        stopping.result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=10)
         loop.close()
@@ -530,15 +531,13 @@ class EmulatorServer:
         self.close()
 
 
-async def listen(runner: web.AppRunner, host: str, port: int) -> int:
-    """Start ``runner`` on host:port (0: any free port) and return the port bound."""
-    await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True)
-    try:
-        await site.start()
-    except OSError as exc:
-        raise TargetError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    for address in runner.addresses:
-        if isinstance(address, tuple):
-            return int(address[1])
-    return port
+async def listen(emulator: Emulator, listener: Listener, host: str, port: int) -> int:
+    """Start the emulator's backend, then serve it on host:port (0: any free port); the port."""
+    await emulator.start()
+    return await listener.start(host, port)
+
+
+async def stop(emulator: Emulator, listener: Listener) -> None:
+    """Stop serving, then close the backend."""
+    await listener.close()
+    await emulator.close()
