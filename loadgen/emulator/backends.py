@@ -9,7 +9,6 @@ event loop.
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
 import json
 import logging
@@ -21,7 +20,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from loadgen.emulator.faults import backend_raised
-from loadgen.emulator.moto_paths import fast_batch_get, fast_update
+from loadgen.emulator.moto_paths import (
+    blob_text,
+    fast_batch_get,
+    fast_query,
+    fast_update,
+    index_items,
+    keep_index_maps,
+    note_write,
+    undo_by_item,
+)
 from loadgen.emulator.upstream import ConnectionPool, UpstreamError
 from loadgen.emulator.wire import JSON_CONTENT_TYPE
 from loadgen.errors import ConfigError
@@ -37,7 +45,8 @@ __all__ = [
 
 _log = logging.getLogger("loadgen.emulator")  # one log for the emulator, whichever module writes
 _ACCOUNTS = {"moto": "123456789012", "other": "000000000000"}  # what each backend puts in ARNs
-_SHORTCUTS = {"UpdateItem": fast_update, "BatchGetItem": fast_batch_get}  # see moto_paths
+# Requests moto_paths answers on moto's tables when it can be sure of moto's answer.
+_SHORTCUTS = {"UpdateItem": fast_update, "BatchGetItem": fast_batch_get, "Query": fast_query}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +121,7 @@ class MotoBackend:
         from werkzeug.exceptions import HTTPException
 
         _narrow_queries()
+        undo_by_item()
         self._handler = DynamoHandler
         # Imported once here, not on every request.
         self._moto = (ServiceException, ActionResult, HTTPException)
@@ -132,8 +142,7 @@ class MotoBackend:
             return BackendResponse(status, {"Content-Type": JSON_CONTENT_TYPE}, body)
 
     def _dispatch(self, headers: Mapping[str, str], body: bytes) -> BackendResponse:
-        assert self._handler is not None and self._moto is not None
-        ServiceException, ActionResult, HTTPException = self._moto
+        assert self._handler is not None
         handler = self._handler()
         target = next((v for k, v in headers.items() if k.lower() == "x-amz-target"), "")
         handler.headers = {"X-Amz-Target": target, "Content-Type": JSON_CONTENT_TYPE}
@@ -143,11 +152,24 @@ class MotoBackend:
         handler.partition = "aws"
         handler.current_account = self.account
         operation = target.rpartition(".")[2]
-        shortcut = _SHORTCUTS.get(operation) if self.shortcuts else None
-        if shortcut is not None and isinstance(handler.body, dict):
-            answer = shortcut(self._backends[self.account][handler.region], handler.body)
+        if not (self.shortcuts and isinstance(handler.body, dict)):
+            return self._moto_path(handler, operation, target)
+        backend = self._backends[self.account][handler.region]
+        try:
+            shortcut = _SHORTCUTS.get(operation)
+            answer = shortcut(backend, handler.body) if shortcut is not None else None
             if answer is not None:
-                return _moto_answer(200, {}, json.dumps(answer, default=_blob_text))
+                return _moto_answer(200, {}, answer)
+            if operation == "Query" and "IndexName" in handler.body:
+                keep_index_maps(backend, handler.body)
+            return self._moto_path(handler, operation, target)
+        finally:
+            note_write(backend, operation, handler.body)
+
+    def _moto_path(self, handler: Any, operation: str, target: str) -> BackendResponse:
+        """moto's own answer: the handler's method, its result written as moto writes it."""
+        assert self._moto is not None
+        ServiceException, ActionResult, HTTPException = self._moto
         method_name, members = self._operation(operation)
         method = getattr(handler, method_name, None)
         if method is None or operation in ("", "Dispatch"):
@@ -165,7 +187,7 @@ class MotoBackend:
                 # (its results carry more, such as ConsumedCapacityUnits): so do we.
                 answer = {k: v for k, v in answer.items() if k in members}
             try:
-                return _moto_answer(200, {}, json.dumps(answer, default=_blob_text))
+                return _moto_answer(200, {}, json.dumps(answer, default=blob_text))
             except TypeError:  # a value only moto's serializer knows how to write
                 return _moto_answer(*handler.serialized(result))
         if isinstance(result, str):
@@ -199,12 +221,6 @@ def _moto_answer(status: int, headers: Mapping[str, Any], body: str | bytes) -> 
     return BackendResponse(status, kept, data)
 
 
-def _blob_text(value: object) -> str:
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
 _CREDENTIAL_REGION = re.compile(r"Credential=[^/,\s]+/\d{8}/([^/,\s]+)/")
 
 
@@ -232,15 +248,26 @@ def _narrow_queries() -> None:
     @functools.wraps(original)
     def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         index_name = kwargs.get("index_name", args[6] if len(args) > 6 else None)
-        if index_name or hash_key is None or "all_items" in vars(self):
+        if "all_items" in vars(self):
             return original(self, hash_key, *args, **kwargs)
-        held = self.items.get(hash_key)
-        if held is None:
-            partition = []
-        elif self.range_key_attr:
-            partition = list(held.values())
+        if index_name:
+            conditions: list[tuple[str, Any]] = kwargs.get("hash_key_conditions") or []
+            indexed = None
+            if len(conditions) == 1:
+                indexed = index_items(self, index_name, conditions[0][1])
+            if indexed is None:
+                return original(self, hash_key, *args, **kwargs)
+            partition = indexed
+        elif hash_key is None:
+            return original(self, hash_key, *args, **kwargs)
         else:
-            partition = [held]
+            held = self.items.get(hash_key)
+            if held is None:
+                partition = []
+            elif self.range_key_attr:
+                partition = list(held.values())
+            else:
+                partition = [held]
         self.all_items = lambda: partition  # shadows the method for this call only
         try:
             return original(self, hash_key, *args, **kwargs)

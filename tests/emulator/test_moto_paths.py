@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from loadgen.emulator.backends import MotoBackend
-from loadgen.emulator.moto_paths import fast_batch_get, fast_update
+from loadgen.emulator.moto_paths import fast_batch_get, fast_query, fast_update
 
 TABLE = "paths"
 _AUTH = "AWS4-HMAC-SHA256 Credential=x/20260101/{}/dynamodb/aws4_request, Signature=0"
@@ -217,7 +217,7 @@ def test_the_shortcut_takes_plain_updates_and_leaves_the_rest(pair: Pair) -> Non
         "UpdateExpression": "ADD n :one",
         "ExpressionAttributeValues": {":one": {"N": "1"}},
     }
-    assert fast_update(backend, plain) == {}
+    assert fast_update(backend, plain) == b"{}"
     assert fast_update(backend, {**plain, "ConditionExpression": "attribute_exists(pk)"}) is None
     assert fast_update(backend, {**plain, "UpdateExpression": "ADD count :one"}) is None
     assert fast_update(backend, {**plain, "TableName": "no-such-table"}) is None
@@ -255,3 +255,149 @@ def test_batch_gets_answer_as_moto_does(pair: Pair) -> None:
     backend = dynamodb_backends[MotoBackend.account]["us-west-2"]
     assert fast_batch_get(backend, requests[0]) is not None  # taken: not moto's path twice
     assert fast_batch_get(backend, requests[2]) is None
+
+
+QUERIES: list[dict[str, Any]] = [
+    {"KeyConditionExpression": "pk = :p"},
+    {"KeyConditionExpression": "pk = :p", "ScanIndexForward": False, "Limit": 3},
+    {"KeyConditionExpression": "pk = :p", "Limit": 12},  # exactly all: no LastEvaluatedKey
+    {"KeyConditionExpression": "pk = :p AND sk BETWEEN :lo AND :hi", "Limit": 2},
+    {"KeyConditionExpression": "pk = :p AND sk BETWEEN :lo AND :hi", "ScanIndexForward": False},
+    {"KeyConditionExpression": "#p = :p and begins_with(#s, :pre)"},
+    {"KeyConditionExpression": "pk = :p AND sk > :lo", "Limit": 4, "ScanIndexForward": False},
+    {"KeyConditionExpression": "pk = :p AND sk <= :hi"},
+    {"KeyConditionExpression": "pk = :p AND sk = :lo"},
+    {"KeyConditionExpression": "pk = :p AND sk BETWEEN :hi AND :lo"},  # reversed: an error
+    {"KeyConditionExpression": "pk = :none"},  # an empty partition
+    {"KeyConditionExpression": "pk = :p AND sk > :lo", "FilterExpression": "n > :zero"},
+]
+
+
+@pytest.mark.parametrize("number", range(len(QUERIES)))
+def test_queries_answer_as_moto_does(pair: Pair, number: int) -> None:
+    if number == 0:
+        for i in (5, 1, 11, 3, 7, 9, 0, 2, 4, 6, 8, 10):
+            item = _item("q", n={"N": str(i)})
+            item["sk"] = {"S": f"r#{i:02d}" if i % 4 else f"x#{i:02d}"}
+            fast, plain = pair.both("PutItem", {"TableName": TABLE, "Item": item})
+            assert fast == plain
+    values = {
+        ":p": {"S": "q"},
+        ":lo": {"S": "r#03"},
+        ":hi": {"S": "r#09"},
+        ":pre": {"S": "r#"},
+        ":none": {"S": "nobody"},
+        ":zero": {"N": "0"},
+    }
+    query = {"TableName": TABLE, **QUERIES[number]}
+    text = query["KeyConditionExpression"] + query.get("FilterExpression", "")
+    query["ExpressionAttributeValues"] = {k: v for k, v in values.items() if k in text}
+    if "#" in text:
+        query["ExpressionAttributeNames"] = {"#p": "pk", "#s": "sk"}
+    fast, plain = pair.both("Query", query)
+    assert fast == plain
+    from moto.dynamodb.models import dynamodb_backends
+
+    taken = fast_query(dynamodb_backends[MotoBackend.account]["us-west-2"], query)
+    assert (taken is not None) == (number not in (9, 11))  # moto's own: an error, a filter
+
+
+def test_a_partition_keeps_its_order_as_items_come_and_go(pair: Pair) -> None:
+    from moto.dynamodb.models import dynamodb_backends
+
+    backend = dynamodb_backends[MotoBackend.account]["us-west-2"]
+    query = {
+        "TableName": TABLE,
+        "KeyConditionExpression": "pk = :p",
+        "ExpressionAttributeValues": {":p": {"S": "moving"}},
+    }
+    for step, (add, remove) in enumerate([("c", None), ("a", None), ("b", "c"), ("d", "a")]):
+        pair.both(
+            "PutItem", {"TableName": TABLE, "Item": {"pk": {"S": "moving"}, "sk": {"S": add}}}
+        )
+        if remove is not None:
+            key = {"pk": {"S": "moving"}, "sk": {"S": remove}}
+            pair.both("DeleteItem", {"TableName": TABLE, "Key": key})
+        taken = fast_query(backend, query)
+        assert taken is not None, step
+        fast, plain = pair.both("Query", query)
+        assert fast == plain
+    assert [item["sk"]["S"] for item in json.loads(taken)["Items"]] == ["b", "d"]
+
+
+def test_index_queries_follow_every_kind_of_write(pair: Pair) -> None:
+    def put(pk: str, gpk: str) -> dict[str, Any]:
+        return {"TableName": TABLE, "Item": {"pk": {"S": pk}, "sk": {"S": "s"}, "gpk": {"S": gpk}}}
+
+    def key(pk: str) -> dict[str, Any]:
+        return {"pk": {"S": pk}, "sk": {"S": "s"}}
+
+    def move(pk: str, gpk: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "TableName": TABLE,
+            "Key": key(pk),
+            "UpdateExpression": "SET gpk = :g",
+            "ExpressionAttributeValues": {":g": {"S": gpk}, **extra.pop("values", {})},
+            **extra,
+        }
+
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("PutItem", put("i1", "G#a")),
+        ("PutItem", put("i2", "G#a")),
+        ("PutItem", put("i3", "G#b")),
+        ("Query", {}),  # the index is filed here, then kept
+        ("UpdateItem", move("i1", "G#b")),  # the short path
+        ("UpdateItem", move("i2", "G#c", ConditionExpression="attribute_exists(pk)")),  # moto's
+        ("DeleteItem", {"TableName": TABLE, "Key": key("i3")}),
+        ("BatchWriteItem", {"RequestItems": {TABLE: [{"PutRequest": put("i4", "G#a")}]}}),
+        (
+            "TransactWriteItems",
+            {"TransactItems": [{"Put": put("i5", "G#c")}, {"Update": move("i4", "G#b")}]},
+        ),
+        ("UpdateItem", {"TableName": TABLE, "Key": key("i5"), "UpdateExpression": "REMOVE gpk"}),
+    ]
+    for operation, payload in steps:
+        if operation != "Query":
+            fast, plain = pair.both(operation, payload)
+            assert fast == plain, (operation, payload)
+        for value in ("G#a", "G#b", "G#c"):
+            query = {
+                "TableName": TABLE,
+                "IndexName": "by-g",
+                "KeyConditionExpression": "gpk = :g",
+                "ExpressionAttributeValues": {":g": {"S": value}},
+            }
+            fast, plain = pair.both("Query", query)
+            assert fast == plain, (operation, value)
+    held = fast[1]["Items"]
+    assert [item["pk"]["S"] for item in held] == ["i2"]  # G#c: i2 moved there, i5 left it
+    from moto.dynamodb.models import dynamodb_backends
+
+    table = dynamodb_backends[MotoBackend.account]["us-west-2"].tables[TABLE]
+    assert "_loadgen_index_maps" in vars(table)  # the fast side read the index's files
+
+
+def test_a_cancelled_transaction_leaves_every_item_as_it_was(pair: Pair) -> None:
+    before = {"pk": {"S": "t1"}, "sk": {"S": "s"}, "n": {"N": "1"}}
+    pair.both("PutItem", {"TableName": TABLE, "Item": before})
+    cancelled = {
+        "TransactItems": [
+            {"Put": {"TableName": TABLE, "Item": {**before, "n": {"N": "2"}}}},
+            {"Put": {"TableName": TABLE, "Item": {"pk": {"S": "t2"}, "sk": {"S": "s"}}}},
+            {
+                "ConditionCheck": {
+                    "TableName": TABLE,
+                    "Key": {"pk": {"S": "t3"}, "sk": {"S": "s"}},
+                    "ConditionExpression": "attribute_exists(pk)",
+                }
+            },
+        ]
+    }
+    fast, plain = pair.both("TransactWriteItems", cancelled)
+    assert fast == plain
+    assert fast[1]["__type"].endswith("TransactionCanceledException")
+    for pk, expected in (("t1", before), ("t2", None)):
+        read = {"TableName": TABLE, "Key": {"pk": {"S": pk}, "sk": {"S": "s"}}}
+        fast, plain = pair.both("GetItem", read)
+        assert fast == plain
+        assert fast[1].get("Item") == expected
