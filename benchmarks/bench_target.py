@@ -5,8 +5,8 @@ pointed in turn at:
 
 - a null endpoint answering at once: the load generator's ceiling;
 - the emulator forwarding to that null endpoint: what the emulator itself costs;
-- the embedded target with each engine (``--engine dynamodb-local`` and ``--engine moto``),
-  started as ``loadgen run`` starts it.
+- the embedded target with each engine (``--engine moto`` and ``--engine dynamodb-local``),
+  started as ``loadgen run`` starts it, at a scale where nothing throttles.
 
 For each it prints requests/s, p50, the target's CPU per request (the emulator and its engine
 process, read from /proc) beside the load generator's, and the ratios the target issue asks
@@ -17,6 +17,7 @@ against table size: the sensor workload's table is filled to 10^3 ... 2x10^5 rea
 and its query_recent median.
 
     .venv/bin/python benchmarks/bench_target.py [--seconds 15] [--sizes 1000,10000,100000,200000]
+        [--engines moto,dynamodb-local] [--skip-rates | --skip-sizes]
 
 Figures move with the machine's load: quote the ratios, measured side by side in one run.
 """
@@ -44,6 +45,7 @@ from loadgen.emulator.engines import DynamoConnection, pk_sk_table
 ROOT = Path(__file__).resolve().parents[1]
 LOADGEN = [sys.executable, "-m", "loadgen"]
 TICKS = os.sysconf("SC_CLK_TCK")
+ENGINE_NAMES = {"moto": "moto", "dynamodb-local": "DynamoDB Local"}
 ENV = {
     **os.environ,
     "AWS_ACCESS_KEY_ID": "local",
@@ -109,6 +111,7 @@ def run_load(
         "p50_ms": totals["p50_ms"],
         "requests": requests,
         "loadgen_us": loadgen_cpu / requests * 1e6,
+        "loadgen_cpu": loadgen_cpu,
         "target_us": None if target_cpu is None else target_cpu / requests * 1e6,
         "engine": results["run"].get("engine"),
         "delivered": (results.get("load") or {}).get("delivered"),
@@ -167,7 +170,7 @@ def sensor_run(url: str, seconds: float) -> dict[str, Any]:
 # --- the report ---------------------------------------------------------------------------
 
 
-def rates(seconds: float) -> None:
+def rates(seconds: float, engines: list[str]) -> None:
     print(f"## Rate of one Locust process (20 users, fast client, counter sharded, {seconds:g} s)")
     print()
     print(
@@ -180,14 +183,17 @@ def rates(seconds: float) -> None:
         figures["null"] = run_load(null_url, seconds, target_pid=null_pid)
         with EmbeddedEmulator(upstream=null_url, scale=1000.0) as emulator:
             figures["emulator"] = run_load(emulator.endpoint_url, seconds, target_pid=emulator.pid)
-    for engine in ("dynamodb-local", "moto"):
-        with EmbeddedEmulator(engine=engine) as emulator:
+            # The load generator's CPU per request without its start and stop: the difference
+            # between this run and a shorter one.
+            short = run_load(emulator.endpoint_url, seconds / 3, target_pid=emulator.pid)
+    for engine in engines:
+        # A scale at which nothing throttles: the engine's rate, not the model's.
+        with EmbeddedEmulator(engine=engine, scale=10.0) as emulator:
             figures[engine] = run_load(emulator.endpoint_url, seconds, target_pid=emulator.pid)
     labels = {
         "null": "null endpoint (the load generator's ceiling)",
         "emulator": "emulator forwarding to the null endpoint",
-        "dynamodb-local": "embedded target, DynamoDB Local",
-        "moto": "embedded target, moto",
+        **{engine: f"embedded target, {ENGINE_NAMES[engine]}" for engine in engines},
     }
     for key, label in labels.items():
         f = figures[key]
@@ -195,11 +201,17 @@ def rates(seconds: float) -> None:
         print(f"| {label} | {f['rate']:,.0f} | {f['p50_ms']} | {target} | {f['loadgen_us']:.0f} |")
     null = figures["null"]["rate"]
     print()
-    for engine in ("dynamodb-local", "moto"):
+    print("(load generator CPU includes its start and stop, about 2 s, spread over the run)")
+    print()
+    for engine in engines:
         print(f"goal 1, embedded ({engine}) / null endpoint: {figures[engine]['rate'] / null:.0%}")
     emulator_us = figures["emulator"]["target_us"]
-    client_us = figures["emulator"]["loadgen_us"]
-    print(f"goal 3, emulator CPU / fast client CPU per request: {emulator_us / client_us:.2f}x")
+    long, requests = figures["emulator"], figures["emulator"]["requests"] - short["requests"]
+    client_us = (long["loadgen_cpu"] - short["loadgen_cpu"]) / requests * 1e6
+    print(
+        f"goal 3, emulator CPU / fast client CPU per request: {emulator_us / client_us:.2f}x "
+        f"({emulator_us:.0f} us / {client_us:.0f} us, the client's without its start and stop)"
+    )
     print()
     half = figures["emulator"]["rate"] / 2
     added_latency(half, seconds)
@@ -219,7 +231,7 @@ def added_latency(rate: float, seconds: float) -> None:
     print()
 
 
-def sizes(sizes: list[int], seconds: float) -> None:
+def sizes(sizes: list[int], seconds: float, engines: list[str]) -> None:
     print("## Rate and Query latency against table size (sensor, per-sensor design)")
     print()
     print(
@@ -227,7 +239,7 @@ def sizes(sizes: list[int], seconds: float) -> None:
         "| rate / first size |"
     )
     print("|---|---|---|---|---|")
-    for engine in ("dynamodb-local", "moto"):
+    for engine in engines:
         # A scale at which nothing throttles: this measures the engine, not the model.
         with EmbeddedEmulator(engine=engine, scale=10.0) as emulator:
             connection = DynamoConnection(emulator.endpoint_url, timeout=60)
@@ -277,13 +289,22 @@ def main() -> None:
     )
     parser.add_argument("--skip-rates", action="store_true", help="only the table-size part")
     parser.add_argument("--skip-sizes", action="store_true", help="only the rate part")
+    parser.add_argument(
+        "--engines",
+        default=",".join(ENGINE_NAMES),
+        help=f"embedded engines to measure (comma-separated; default {','.join(ENGINE_NAMES)})",
+    )
     args = parser.parse_args()
+    engines = [e for e in args.engines.split(",") if e]
+    unknown = [e for e in engines if e not in ENGINE_NAMES]
+    if unknown or not engines:
+        parser.error(f"--engines takes {', '.join(ENGINE_NAMES)} (got {args.engines!r})")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print()
     if not args.skip_rates:
-        rates(args.seconds)
+        rates(args.seconds, engines)
     if not args.skip_sizes:
-        sizes([int(s) for s in args.sizes.split(",")], args.seconds)
+        sizes([int(s) for s in args.sizes.split(",")], args.seconds, engines)
 
 
 if __name__ == "__main__":
