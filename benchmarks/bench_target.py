@@ -10,8 +10,9 @@ pointed in turn at:
 
 For each it prints requests/s, p50, the target's CPU per request (the emulator and its engine
 process, read from /proc) beside the load generator's, and the ratios the target issue asks
-for, and the emulator's added latency at half its maximum rate (open model, p50 through the
-emulator minus p50 direct to the null endpoint). Then, per engine, rate and Query latency
+for, and the added latency at half the emulator's maximum rate (open model; a probe's p50
+through the emulator, and through each embedded target, minus its p50 direct to the null
+endpoint). Then, per engine, rate and Query latency
 against table size: the sensor workload's table is filled to 10^3 ... 2x10^5 readings
 (BatchWriteItem through the emulator), and at each size a short per-sensor run gives its rate
 and its query_recent median.
@@ -28,9 +29,11 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -214,21 +217,52 @@ def rates(seconds: float, engines: list[str]) -> None:
     )
     print()
     half = figures["emulator"]["rate"] / 2
-    added_latency(half, seconds)
+    added_latency(half, seconds, engines)
 
 
-def added_latency(rate: float, seconds: float) -> None:
-    """p50 through the emulator minus p50 direct, at `rate` offered in the open model."""
+def added_latency(rate: float, seconds: float, engines: list[str]) -> None:
+    """p50 through each target minus p50 direct to the null endpoint, at `rate` offered.
+
+    Locust's percentiles are whole milliseconds; so while the load runs, a probe sends one
+    GetItem at a time (every 2 ms) and times each to the microsecond.
+    """
     with null_endpoint() as null_url:
-        direct = run_load(null_url, seconds, "--rate", f"{rate:.0f}")
+        direct = probed(null_url, rate, seconds)
         with EmbeddedEmulator(upstream=null_url, scale=1000.0) as emulator:
-            through = run_load(emulator.endpoint_url, seconds, "--rate", f"{rate:.0f}")
-    print(
-        f"goal 3, added p50 at half the emulator's maximum rate ({rate:,.0f}/s offered): "
-        f"{through['p50_ms'] - direct['p50_ms']:+.1f} ms (direct {direct['p50_ms']} ms, "
-        f"through the emulator {through['p50_ms']} ms)"
-    )
+            through = {
+                "emulator forwarding to the null endpoint": probed(
+                    emulator.endpoint_url, rate, seconds
+                )
+            }
+    for engine in engines:
+        with EmbeddedEmulator(engine=engine, scale=10.0) as emulator:
+            label = f"embedded target, {ENGINE_NAMES[engine]}"
+            through[label] = probed(emulator.endpoint_url, rate, seconds)
+    print(f"goal 3, added p50 at half the emulator's maximum rate ({rate:,.0f}/s offered):")
+    for label, p50 in through.items():
+        print(f"- {label}: {p50 - direct:+.2f} ms ({p50:.2f} ms; direct {direct:.2f} ms)")
     print()
+
+
+def probed(url: str, rate: float, seconds: float) -> float:
+    """The probe's p50 in ms while ``loadgen run`` offers `rate` to `url`."""
+    box: dict[str, Any] = {}
+    load = threading.Thread(
+        target=lambda: box.update(run=run_load(url, seconds, "--rate", f"{rate:.0f}"))
+    )
+    load.start()
+    time.sleep(min(4.0, seconds / 3))  # the table is made and the load is under way
+    connection = DynamoConnection(url, timeout=30)
+    timings = []
+    deadline = time.monotonic() + seconds / 2
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        connection.call("GetItem", {"TableName": "ph-counter", "Key": {"pk": {"S": "probe"}}})
+        timings.append(time.perf_counter() - started)
+        time.sleep(0.002)
+    connection.close()
+    load.join()
+    return statistics.median(timings) * 1000
 
 
 def sizes(sizes: list[int], seconds: float, engines: list[str]) -> None:
