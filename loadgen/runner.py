@@ -366,7 +366,28 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
+        warning = _engine_warning(config, target)
+        if warning is not None:
+            print(f"Warning: {warning}", file=sys.stderr, flush=True)
         return _run_locust(config, locustfile, target)
+
+
+def _engine_warning(config: RunConfig, target: Target) -> str | None:
+    """Say so before the run when the rate asked is near what the embedded engine carries."""
+    if target.engine_rate is None or target.scale is None:
+        return None
+    rates = config.rates if isinstance(config.rates, dict) else {}
+    aws = config.rate or sum(float(r) for r in rates.values())
+    offered = aws * target.scale
+    if offered < target.engine_rate / 2:
+        return None
+    return (
+        f"this run offers {offered:,.0f} operations/s to the emulator (each one or more "
+        f"requests) and its engine, {target.engine}, answered its warm-up at "
+        f"{target.engine_rate:,.0f} requests/s: the load may not be delivered; "
+        "--engine moto answers in the emulator's own process and carries more where cores are "
+        "few (README: The embedded engine)"
+    )
 
 
 def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str, Any]:

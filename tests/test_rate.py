@@ -246,3 +246,21 @@ def test_plain_locust_against_a_running_emulator_offers_the_rate_at_its_scale(
     # Launch traffic of 100/s reaches the model at its scale: 50/s, as under loadgen run.
     assert load["rate"] == 100 and load["scale"] == 0.5, load
     assert 40 <= load["offered_per_s"] <= 60, load
+
+
+def test_a_rate_near_what_the_engine_carries_is_warned_of_before_the_run() -> None:
+    from loadgen.runner import RunConfig, Target, _engine_warning
+
+    def target(rate: float | None) -> Target:
+        url = "http://127.0.0.1:1"
+        return Target(url, url, scale=0.1, engine="dynamodb-local", engine_rate=rate)
+
+    warned = _engine_warning(RunConfig(workload="counter", rate=20_000), target(1_200.0))
+    assert warned is not None
+    assert "offers 2,000 operations/s" in warned and "1,200 requests/s" in warned
+    assert "--engine moto" in warned
+    assert _engine_warning(RunConfig(workload="counter", rate=2_000), target(1_200.0)) is None
+    assert _engine_warning(RunConfig(workload="counter", users=20), target(1_200.0)) is None
+    assert _engine_warning(RunConfig(workload="counter", rate=20_000), target(None)) is None
+    by_operation = RunConfig(workload="counter", rates={"increment": 9_000, "read": 1_000})
+    assert _engine_warning(by_operation, target(1_200.0)) is not None

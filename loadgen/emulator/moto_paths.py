@@ -205,13 +205,14 @@ def fast_query(backend: Any, payload: Mapping[str, Any]) -> bytes | None:
     forward = payload.get("ScanIndexForward", True)
     if not (limit is None or (type(limit) is int and limit >= 1)) or type(forward) is not bool:
         return None
-    partition = table.items.get(_dynamo(hash_value))
+    hashed = _dynamo(hash_value)
+    partition = table.items.get(hashed)
     if partition is None:
         ordered: list[tuple[Any, Any]] = []
     elif not isinstance(partition, dict):
         return None
     else:
-        ordered = _Partition.of(table, partition, range_type).ordered
+        ordered = _Partition.of(table, hashed, partition).ordered
     start, stop = _span(ordered, matched, bounds, range_type)
     if start > stop:
         return None  # a BETWEEN whose bounds are reversed: moto says what DynamoDB says
@@ -235,26 +236,29 @@ def fast_query(backend: Any, payload: Mapping[str, Any]) -> bytes | None:
 
 @dataclass
 class _Partition:
-    """One partition-key value's sort keys in order, kept up to date between queries."""
+    """One partition-key value's sort keys in order, built at its first Query and kept in
+    step by `note_write` from then on (so a Query does not re-read the partition's keys)."""
 
     items: dict[Any, Any]
     ordered: list[tuple[Any, Any]] = field(default_factory=list)
-    known: set[Any] = field(default_factory=set)
 
     @classmethod
-    def of(cls, table: Any, partition: dict[Any, Any], range_type: str) -> _Partition:
-        kept: dict[int, _Partition] = table.__dict__.setdefault("_loadgen_partitions", {})
-        entry = kept.get(id(partition))
+    def of(cls, table: Any, hash_value: Any, partition: dict[Any, Any]) -> _Partition:
+        kept: dict[Any, _Partition] = table.__dict__.setdefault(_PARTITIONS, {})
+        entry = kept.get(hash_value)
         if entry is None or entry.items is not partition:
-            entry = kept[id(partition)] = cls(partition)
-        keys = partition.keys()
-        if keys != entry.known:
-            for key in entry.known - keys:
-                del entry.ordered[bisect.bisect_left(entry.ordered, (_sort_key(key), key))]
-            for key in keys - entry.known:
-                bisect.insort(entry.ordered, (_sort_key(key), key))
-            entry.known = set(keys)
+            entry = kept[hash_value] = cls(partition, sorted((_sort_key(k), k) for k in partition))
         return entry
+
+    def written(self, range_value: Any) -> None:
+        """An item of this partition was written or deleted: keep its key in order."""
+        place = (_sort_key(range_value), range_value)
+        at = bisect.bisect_left(self.ordered, place)
+        listed = at < len(self.ordered) and self.ordered[at][1] == range_value
+        if range_value in self.items and not listed:
+            self.ordered.insert(at, place)
+        elif range_value not in self.items and listed:
+            del self.ordered[at]
 
 
 def _sort_key(key: Any) -> Any:
@@ -402,6 +406,7 @@ _READS = frozenset(
     }
 )
 _INDEX_MAPS = "_loadgen_index_maps"
+_PARTITIONS = "_loadgen_partitions"
 
 
 @dataclass
@@ -453,8 +458,9 @@ def keep_index_maps(backend: Any, payload: Mapping[str, Any]) -> None:
 
 
 def note_write(backend: Any, operation: str, payload: Mapping[str, Any]) -> None:
-    """After a request moto answered: re-file the items it wrote, or drop the files of every
-    table where the request's writes cannot be told from it (PartiQL, table changes)."""
+    """After a request moto answered: re-file the items it wrote in the index files and the
+    partitions' key orders, or drop both for every table where the request's writes cannot
+    be told from it (PartiQL, table changes)."""
     if operation in _READS:
         return
     try:
@@ -464,21 +470,32 @@ def note_write(backend: Any, operation: str, payload: Mapping[str, Any]) -> None
     if touched is None:
         for table in backend.tables.values():
             table.__dict__.pop(_INDEX_MAPS, None)
+            table.__dict__.pop(_PARTITIONS, None)
         return
     for name, key in touched:
         table = backend.tables.get(name)
-        maps = table.__dict__.get(_INDEX_MAPS) if table is not None else None
-        if not maps:
+        if table is None:
+            continue
+        maps = table.__dict__.get(_INDEX_MAPS)
+        partitions = table.__dict__.get(_PARTITIONS)
+        if not maps and not partitions:
             continue
         try:
             hash_value = _dynamo(key[table.hash_key_attr])
             range_value = _range(table, key)
-            item = table.get_item(hash_value, range_value)
+            item = table.get_item(hash_value, range_value) if maps else None
         except Exception:  # a key moto refused: nothing was written, but start afresh
             table.__dict__.pop(_INDEX_MAPS, None)
+            table.__dict__.pop(_PARTITIONS, None)
             continue
-        for index_map in maps.values():
+        for index_map in (maps or {}).values():
             index_map.file((hash_value, range_value), item)
+        partition = partitions.get(hash_value) if partitions else None
+        if partition is not None:
+            if table.items.get(hash_value) is partition.items:
+                partition.written(range_value)
+            else:  # the partition emptied and came back: order it afresh when next read
+                del partitions[hash_value]
 
 
 def _written_keys(operation: str, payload: Mapping[str, Any]) -> Any:
