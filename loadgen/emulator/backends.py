@@ -80,7 +80,7 @@ class Backend(Protocol):
 
 
 class MotoBackend:
-    """moto's DynamoDB, called below its HTTP layer in this process on one worker thread.
+    """moto's DynamoDB, called below its HTTP layer in this process, on the event loop.
 
     Each request goes straight to the method of moto's ``DynamoHandler`` that serves it, with
     the request's JSON as its parameters, and the method's result is written as JSON here.
@@ -89,12 +89,15 @@ class MotoBackend:
     here. moto's errors still go through moto's own serializer, so they read as moto writes
     them.
 
-    moto answers a Query by sorting every item of the table; `_narrow_queries` hands a query on
-    the base table only the items of its partition-key value, so its cost follows the
-    partition, not the table (a query on an index still reads the whole table).
+    The requests a load test sends most take shorter paths on moto's own tables
+    (`loadgen.emulator.moto_paths`, off with ``shortcuts=False``): a plain UpdateItem, a
+    BatchGetItem of whole items, a base-table Query in sort-key order kept between queries, an
+    index Query over the items filed under its key, and a TransactWriteItems that saves only
+    the items it names. Each answers exactly as moto's own path would, or leaves the request
+    to it (tests hold the two side by side).
 
-    One thread, because moto's backend is not written for concurrent callers, and a second
-    thread would only contend for the same interpreter lock.
+    On the loop, not a worker thread: moto's backend is not written for concurrent callers,
+    and a thread only added a hand-over per request without running anything alongside.
     """
 
     name = "moto (in-process)"
@@ -232,12 +235,13 @@ def _region_of(headers: Mapping[str, str]) -> str:
 
 
 def _narrow_queries() -> None:
-    """Make moto's base-table Query read the items of its partition-key value only.
+    """Make moto's Query read the items of its partition-key value only.
 
-    moto's ``Table.query`` starts from ``self.all_items()``, every item of the table sorted,
-    and keeps those of the queried partition-key value. For a query on the base table this
-    gives it the same answer from just that value's items, so a Query costs what its
-    partition holds, as on DynamoDB. Queries on an index are left as moto runs them.
+    moto's ``Table.query`` starts from ``self.all_items()``, every item of the table, and
+    keeps those of the queried partition-key value. Given just that value's items it gives
+    the same answer, so a Query costs what its partition holds, as on DynamoDB: on the base
+    table they are the partition's; on an index, the items `moto_paths` has filed under the
+    value (where it keeps files for the table; else moto reads the whole table).
     """
     from moto.dynamodb.models.table import Table
 

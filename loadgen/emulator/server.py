@@ -15,13 +15,10 @@ state to Prometheus (`loadgen.emulator.metrics`). This module holds the request 
 ways to run it; DynamoDB's JSON protocol is in `loadgen.emulator.wire`, what a request costs in
 `loadgen.emulator.pricing`, and where admitted requests go in `loadgen.emulator.backends`.
 
-Server stack, measured on these 2-core machines with an aiohttp client in another process
-posting small DynamoDB bodies: an aiohttp server answering ``{}`` held 10,400 requests/s
-where the standard library's threading server held 590 (1,930 against 580 while other jobs
-loaded the machine; gevent's pywsgi, per the project's facts file, about 350). Backend: moto's
-WSGI application called in this process on one worker thread held 700 PutItem or GetItem
-requests/s at a 2.1 ms sequential median, where forwarding over HTTP to a moto server child
-process held 400-470/s at 5.1 ms: the extra HTTP hop costs more than the second core gains.
+HTTP is served by `loadgen.emulator.listener` (an asyncio protocol on httptools' parser: about
+a quarter of the emulator's CPU per request went to aiohttp's application server). Backend:
+moto in this process, called below its HTTP layer on the event loop itself, costs less than
+any hop to another process on these 2-core machines (`benchmarks/bench_target.py`).
 """
 
 from __future__ import annotations
