@@ -28,7 +28,7 @@ from loadgen.emulator.moto_paths import (
     index_items,
     keep_index_maps,
     note_write,
-    undo_by_item,
+    undone_by_item,
 )
 from loadgen.emulator.upstream import ConnectionPool, UpstreamError
 from loadgen.emulator.wire import JSON_CONTENT_TYPE
@@ -124,7 +124,6 @@ class MotoBackend:
         from werkzeug.exceptions import HTTPException
 
         _narrow_queries()
-        undo_by_item()
         self._handler = DynamoHandler
         # Imported once here, not on every request.
         self._moto = (ServiceException, ActionResult, HTTPException)
@@ -165,6 +164,12 @@ class MotoBackend:
                 return _moto_answer(200, {}, answer)
             if operation == "Query" and "IndexName" in handler.body:
                 keep_index_maps(backend, handler.body)
+            if operation == "TransactWriteItems":
+                with undone_by_item(backend, handler.body) as put_back:
+                    answered = self._moto_path(handler, operation, target)
+                    if answered.status != 200:  # cancelled: moto undid nothing, so we do
+                        put_back()
+                return answered
             return self._moto_path(handler, operation, target)
         finally:
             note_write(backend, operation, handler.body)
