@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from loadgen.emulator.backends import MotoBackend
+from loadgen.emulator.engines import pk_sk_table
 
 TABLE = "bench-paths"
 AUTH = "AWS4-HMAC-SHA256 Credential=x/20260101/{}/dynamodb/aws4_request, Signature=0"
@@ -103,23 +104,7 @@ class Side:
         return answer.status
 
     def fill(self, items: int) -> None:
-        attributes = [{"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "gpk")]
-        table = {
-            "TableName": TABLE,
-            "KeySchema": [
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            "AttributeDefinitions": attributes,
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": "by-g",
-                    "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
-            "BillingMode": "PAY_PER_REQUEST",
-        }
+        table = pk_sk_table(TABLE, index=("by-g", "gpk"))
         assert self.call("CreateTable", table) == 200
         for first in range(0, items, 25):
             puts = [

@@ -197,10 +197,11 @@ class DynamoConnection:
         self._connection.close()
 
 
-def pk_sk_table(name: str) -> dict[str, object]:
+def pk_sk_table(name: str, *, index: tuple[str, str] | None = None) -> dict[str, Any]:
     """CreateTable of an on-demand table keyed by string ``pk`` and ``sk`` (as the sensor
-    workload's and the warm-up's)."""
-    return {
+    workload's and the warm-up's); ``index=(name, attribute)`` adds a GSI on that string
+    attribute, every attribute projected."""
+    table: dict[str, Any] = {
         "TableName": name,
         "BillingMode": "PAY_PER_REQUEST",
         "KeySchema": [
@@ -212,3 +213,14 @@ def pk_sk_table(name: str) -> dict[str, object]:
             {"AttributeName": "sk", "AttributeType": "S"},
         ],
     }
+    if index is not None:
+        index_name, attribute = index
+        table["AttributeDefinitions"].append({"AttributeName": attribute, "AttributeType": "S"})
+        table["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": index_name,
+                "KeySchema": [{"AttributeName": attribute, "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ]
+    return table

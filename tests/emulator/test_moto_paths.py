@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from loadgen.emulator.backends import MotoBackend
+from loadgen.emulator.engines import pk_sk_table
 from loadgen.emulator.moto_paths import fast_batch_get, fast_query, fast_update
 
 TABLE = "paths"
@@ -51,26 +52,7 @@ class Pair:
 @pytest.fixture(scope="module")
 def pair() -> Pair:
     pair = Pair()
-    table = {
-        "TableName": TABLE,
-        "KeySchema": [
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        "AttributeDefinitions": [
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-            {"AttributeName": "gpk", "AttributeType": "S"},
-        ],
-        "GlobalSecondaryIndexes": [
-            {
-                "IndexName": "by-g",
-                "KeySchema": [{"AttributeName": "gpk", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        "BillingMode": "PAY_PER_REQUEST",
-    }
+    table = pk_sk_table(TABLE, index=("by-g", "gpk"))
     fast, plain = pair.both("CreateTable", table)
     assert fast[0] == plain[0] == 200
     return pair
