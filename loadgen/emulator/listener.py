@@ -137,8 +137,10 @@ class _Connection(asyncio.Protocol):
         self.listener._connections.discard(self)
         if self.idle is not None:
             self.idle.cancel()
-        if self.worker is not None:
-            self.worker.cancel()
+        # A request being answered runs to its end (as under aiohttp, which does not cancel
+        # handlers either): cut short, it could leave the model charged and not settled, or
+        # an upstream connection with an answer nobody read. The requests queued behind it
+        # are dropped.
         for _, _, admitted in self.queue:
             self._release(admitted)
         self.queue.clear()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
 
 import pytest
 
-from loadgen.emulator.backends import NullBackend
+from loadgen.emulator.backends import BackendResponse, NullBackend
 from loadgen.emulator.server import Emulator, EmulatorServer
 from loadgen.model.partitions import PartitionModel
 
@@ -119,3 +121,29 @@ def test_plain_http(
         ((answered, _, body),) = read_answers(connection, 1)
     assert answered == status
     assert says in body
+
+
+class Slow(NullBackend):
+    """Answers after 0.3 s and counts the answers it finished."""
+
+    def __init__(self) -> None:
+        self.finished = 0
+
+    async def call(self, path: str, headers: Mapping[str, str], body: bytes) -> BackendResponse:
+        await asyncio.sleep(0.3)
+        self.finished += 1
+        return await super().call(path, headers, body)
+
+
+def test_a_request_whose_client_left_is_carried_to_its_end() -> None:
+    backend = Slow()
+    with EmulatorServer(Emulator(backend, PartitionModel())) as server:
+        with socket.create_connection((server.host, server.port), timeout=10) as connection:
+            connection.sendall(request("ListTables", b"{}"))
+            time.sleep(0.1)  # the request is with the backend; the client goes
+        time.sleep(0.5)
+        assert backend.finished == 1  # not cut short half way
+        with socket.create_connection((server.host, server.port), timeout=10) as connection:
+            connection.sendall(request("ListTables", b"{}"))
+            ((status, _, _),) = read_answers(connection, 1)
+    assert status == 200
