@@ -373,7 +373,8 @@ def run(config: RunConfig) -> dict[str, Any]:
 
 
 def _engine_warning(config: RunConfig, target: Target) -> str | None:
-    """Say so before the run when the rate asked is near what the embedded engine carries."""
+    """Say so before the run when the rate asked (``--rate``, or per-operation rates given as
+    a mapping) is near what the embedded engine answered at its warm-up."""
     if target.engine_rate is None or target.scale is None:
         return None
     rates = config.rates if isinstance(config.rates, dict) else {}

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import httptools
+from multidict import CIMultiDict
 
 from loadgen.emulator.admission import Admission
 from loadgen.emulator.wire import CORAL, JSON_CONTENT_TYPE, crc32, dumps, error_body
@@ -46,12 +47,12 @@ _NOT_ADMITTED = object()
 
 @dataclass(slots=True)
 class Request:
-    """One request as read: method, path with its query, headers (last value of a name wins,
-    names as sent), body."""
+    """One request as read: method, path with its query, headers (names as sent, looked up
+    in any case), body."""
 
     method: str
     path: str
-    headers: dict[str, str]
+    headers: CIMultiDict[str]
     body: bytes
 
 
@@ -118,8 +119,7 @@ class _Connection(asyncio.Protocol):
 
     def _reset(self) -> None:
         self.url = b""
-        self.names: list[bytes] = []
-        self.values: list[bytes] = []
+        self.headers: CIMultiDict[str] = CIMultiDict()
         self.head_bytes = 0
         self.body: list[bytes] = []
         self.body_size = 0
@@ -179,25 +179,25 @@ class _Connection(asyncio.Protocol):
         self._count_head(len(url))
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self.names.append(name)
-        self.values.append(value)
+        self.headers.add(name.decode("latin-1"), value.decode("latin-1"))
         self._count_head(len(name) + len(value))
 
     def on_headers_complete(self) -> None:
         method = self.parser.get_method().decode("ascii", "replace")
         if method != "POST":
             return
-        length = self._content_length()
+        declared = self.headers.get("Content-Length", "")
+        length = int(declared) if declared.isdigit() else None
         largest = self.listener.largest_body
         if length is not None and length > largest:
             self.refusal = _too_large(largest)
             return
         busy = self.listener.admission.admit(length)
         if busy is not None:
-            self.refusal = Answer(503, busy, _json_headers(busy))
+            self.refusal = json_answer(503, busy)
             return
         self.admitted = length
-        if self._header(b"expect").lower() == "100-continue" and self.transport is not None:
+        if self.headers.get("Expect", "").lower() == "100-continue" and self.transport:
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
@@ -217,13 +217,9 @@ class _Connection(asyncio.Protocol):
             self._release(admitted)  # admitted, then found over 16 MB on the way
             self.queue.append((self.refusal, keep_alive, _NOT_ADMITTED))
         else:
-            headers = {
-                name.decode("latin-1"): value.decode("latin-1")
-                for name, value in zip(self.names, self.values, strict=True)
-            }
             method = self.parser.get_method().decode("ascii", "replace")
             path = self.url.decode("latin-1")
-            request = Request(method, path, headers, b"".join(self.body))
+            request = Request(method, path, self.headers, b"".join(self.body))
             self.queue.append((request, keep_alive, admitted))
         if len(self.queue) >= _PIPELINED and self.transport is not None:
             self.transport.pause_reading()
@@ -284,16 +280,6 @@ class _Connection(asyncio.Protocol):
         if self.head_bytes > _HEAD_BYTES:
             raise httptools.HttpParserError(f"request line and headers over {_HEAD_BYTES} bytes")
 
-    def _header(self, name: bytes) -> str:
-        for index in range(len(self.names) - 1, -1, -1):
-            if self.names[index].lower() == name:
-                return self.values[index].decode("latin-1")
-        return ""
-
-    def _content_length(self) -> int | None:
-        text = self._header(b"content-length")
-        return int(text) if text.isdigit() else None
-
 
 def _encode(answer: Answer, keep_alive: bool) -> bytes:
     reason = _REASONS.get(answer.status, b"Unknown")
@@ -308,20 +294,11 @@ def _encode(answer: Answer, keep_alive: bool) -> bytes:
 
 
 def _error(status: int, code: str, message: str) -> Answer:
-    body = dumps(error_body(CORAL + code, message))
-    return Answer(status, body, _json_headers(body))
+    return json_answer(status, dumps(error_body(CORAL + code, message)))
 
 
 def _too_large(largest: int) -> Answer:
     return _error(413, "SerializationException", f"Request body larger than {largest} bytes")
-
-
-def _json_headers(body: bytes) -> dict[str, str]:
-    return {
-        "Content-Type": JSON_CONTENT_TYPE,
-        "x-amzn-RequestId": uuid.uuid4().hex,
-        "x-amz-crc32": crc32(body),
-    }
 
 
 def json_answer(status: int, body: bytes, headers: dict[str, str] | None = None) -> Answer:

@@ -58,28 +58,27 @@ def fast_update(backend: Any, payload: Mapping[str, Any]) -> bytes | None:
     ``backend`` is moto's DynamoDB backend of the request's account and region. Taken here:
     an UpdateExpression `apply_update_exactly` reads (SET, REMOVE, ADD of numbers, top-level
     attributes) with a well-formed key, touching neither a key attribute of the table nor one
-    of an index unless it writes a non-empty value of the attribute's declared type. The new
-    item is stored with moto's own ``put_item``, so streams and index checks stay moto's.
+    of an index unless it writes a non-empty value of the attribute's declared type. The
+    stored item is changed in place, as moto's own update does; a new item (or a table with a
+    stream) goes through moto's own ``put_item``, so streams stay moto's.
     """
     if not _UPDATE_MEMBERS.issuperset(payload):
         return None
     return_values = payload.get("ReturnValues", "NONE")
     table = backend.tables.get(payload.get("TableName"))
     key = payload.get("Key")
-    if return_values not in _RETURN_VALUES or table is None or not isinstance(key, dict):
+    moto_key = _checked_key(table, key) if table is not None else None
+    if return_values not in _RETURN_VALUES or moto_key is None or not isinstance(key, dict):
         return None
-    types = {d["AttributeName"]: d["AttributeType"] for d in table.attr}
-    key_names = [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else [])
-    if len(key) != len(key_names) or not all(_typed(key.get(n), types[n]) for n in key_names):
-        return None
-    held = table.get_item(_dynamo(key[table.hash_key_attr]), _range(table, key))
+    held = table.get_item(*moto_key)
     before = held.to_json()["Attributes"] if held is not None else None
     done = apply_update_exactly(before, key, payload, _reserved())
     if done is None:
         return None
     after, named = done
-    if named & set(key_names):
+    if named & set(key):
         return None  # DynamoDB refuses to update a key attribute: moto says so in its words
+    types = _types(table)
     for name in named & _index_keys(table):
         if name in after and not _typed(after[name], types.get(name, "")):
             return None
@@ -100,8 +99,8 @@ def fast_batch_get(backend: Any, payload: Mapping[str, Any]) -> bytes | None:
     """Read a BatchGetItem's keys from moto's tables; its answer, or None for moto.
 
     Taken here: whole items (no projection), at most 100 well-formed keys, none twice. moto's
-    own path computes each item's size and writes its answer through botocore's serializer,
-    about 50 us a key; this reads each key in a few.
+    own path also measures each item and writes its answer through botocore's serializer:
+    about a tenth more time (`benchmarks/bench_moto_paths.py`).
     """
     requested = payload.get("RequestItems")
     if set(payload) - {"RequestItems", "ReturnConsumedCapacity"} or not isinstance(requested, dict):
@@ -114,21 +113,14 @@ def fast_batch_get(backend: Any, payload: Mapping[str, Any]) -> bytes | None:
         if table is None or set(spec) - {"Keys", "ConsistentRead"} or not isinstance(keys, list):
             return None
         count += len(keys)
-        types = {d["AttributeName"]: d["AttributeType"] for d in table.attr}
-        key_names = [table.hash_key_attr] + [table.range_key_attr] * bool(table.range_key_attr)
         seen: list[Any] = []
         found = responses[name] = []
         for key in keys:
-            if (
-                count > _BATCH_GET_KEYS
-                or not isinstance(key, dict)
-                or len(key) != len(key_names)
-                or not all(_typed(key.get(n), types[n]) for n in key_names)
-                or key in seen
-            ):
+            moto_key = _checked_key(table, key)
+            if count > _BATCH_GET_KEYS or moto_key is None or key in seen:
                 return None
             seen.append(key)
-            held = table.get_item(_dynamo(key[table.hash_key_attr]), _range(table, key))
+            held = table.get_item(*moto_key)
             if held is not None:
                 found.append(held.to_json()["Attributes"])
     if (
@@ -186,7 +178,7 @@ def fast_query(backend: Any, payload: Mapping[str, Any]) -> bytes | None:
         return None
     names = payload.get("ExpressionAttributeNames") or {}
     values = payload.get("ExpressionAttributeValues") or {}
-    types = {d["AttributeName"]: d["AttributeType"] for d in table.attr}
+    types = _types(table)
     range_type = types[table.range_key_attr]
     try:
         if _named(matched["pk"], names) != table.hash_key_attr:
@@ -298,14 +290,12 @@ def _span(
 
 def _bisect(ordered: list[tuple[Any, Any]], value: Any, *, after: bool) -> int:
     """Where ``value`` goes among the sort keys: before equal keys, or after them."""
-    lo, hi = 0, len(ordered)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ordered[mid][0] < value or (after and ordered[mid][0] == value):
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    find = bisect.bisect_right if after else bisect.bisect_left
+    return find(ordered, value, key=_first)
+
+
+def _first(entry: tuple[Any, Any]) -> Any:
+    return entry[0]
 
 
 class _Reserved(Exception):
@@ -358,6 +348,29 @@ def _typed(value: Any, declared: str) -> bool:
     return tag == declared and isinstance(text, str) and text != ""
 
 
+def _types(table: Any) -> dict[str, str]:
+    """The table's declared attribute types (S, N or B), by name."""
+    return {d["AttributeName"]: d["AttributeType"] for d in table.attr}
+
+
+def _checked_key(table: Any, key: Any) -> tuple[Any, Any] | None:
+    """moto's (hash, range) for a request's key, or None unless it names exactly the table's
+    key attributes, each a non-empty value of its declared type."""
+    names = [table.hash_key_attr] + ([table.range_key_attr] if table.range_key_attr else [])
+    if not isinstance(key, dict) or len(key) != len(names):
+        return None
+    types = _types(table)
+    if not all(_typed(key.get(name), types[name]) for name in names):
+        return None
+    return _moto_key(table, key)
+
+
+def _moto_key(table: Any, key: Mapping[str, Any]) -> tuple[Any, Any]:
+    """moto's (hash, range) for a key or an item (range None without a sort key)."""
+    hash_value = _dynamo(key[table.hash_key_attr])
+    return hash_value, _dynamo(key[table.range_key_attr]) if table.range_key_attr else None
+
+
 def _index_keys(table: Any) -> set[str]:
     names: set[str] = set()
     for index in table.all_indexes():
@@ -369,10 +382,6 @@ def _dynamo(value: dict[str, Any]) -> Any:
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     return DynamoType(value)
-
-
-def _range(table: Any, key: dict[str, Any]) -> Any:
-    return _dynamo(key[table.range_key_attr]) if table.range_key_attr else None
 
 
 _RESERVED: frozenset[str] | None = None
@@ -482,8 +491,7 @@ def note_write(backend: Any, operation: str, payload: Mapping[str, Any]) -> None
         if not maps and not partitions:
             continue
         try:
-            hash_value = _dynamo(key[table.hash_key_attr])
-            range_value = _range(table, key)
+            hash_value, range_value = _moto_key(table, key)
             item = table.get_item(hash_value, range_value) if maps else None
         except Exception:  # a key moto refused: nothing was written, but start afresh
             table.__dict__.pop(_INDEX_MAPS, None)
@@ -535,10 +543,12 @@ def undone_by_item(backend: Any, payload: Mapping[str, Any]) -> Iterator[Callabl
     from moto.dynamodb.models.table import Table
 
     try:
-        saved = [
-            (table, key, copy.deepcopy(table.get_item(*key)))
-            for table, key in _transaction_keys(backend, payload["TransactItems"])
-        ]
+        saved = []
+        for name, key in _written_keys("TransactWriteItems", payload):
+            table = backend.tables.get(name)
+            if table is not None:
+                moto_key = _moto_key(table, key)
+                saved.append((table, moto_key, copy.deepcopy(table.get_item(*moto_key))))
     except Exception:  # a malformed request: moto's own way, and its own error
         yield lambda: None
         return
@@ -565,16 +575,6 @@ def undone_by_item(backend: Any, payload: Mapping[str, Any]) -> Iterator[Callabl
         raise
     finally:
         setattr(models, "copy", copy)  # noqa: B010
-
-
-def _transaction_keys(backend: Any, transact_items: list[dict[str, Any]]) -> Any:
-    for entry in transact_items:
-        ((_, body),) = entry.items()
-        table = backend.tables.get(body.get("TableName"))
-        if table is None:
-            continue
-        key = body.get("Key") or body["Item"]
-        yield table, (_dynamo(key[table.hash_key_attr]), _range(table, key))
 
 
 def _put_back(table: Any, hash_value: Any, range_value: Any, item: Any) -> None:

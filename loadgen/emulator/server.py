@@ -177,10 +177,11 @@ class Emulator:
         """Answer one HTTP request; never raises."""
         if request.method == "POST":
             return await self.handle(request.path, request.headers, request.body)
-        if request.method == "GET" and request.path.partition("?")[0] == "/metrics":
+        route = request.path.partition("?")[0]
+        if request.method == "GET" and route == "/metrics":
             metrics = generate_latest(self.registry)
             return Answer(200, metrics, {"Content-Type": CONTENT_TYPE_LATEST})
-        if request.method == "GET" and request.path.partition("?")[0] == "/":
+        if request.method == "GET" and route == "/":
             # DynamoDB answers a plain GET with a health line; load balancers probe it.
             health = f"healthy: dynamodb.{self.model.region}.amazonaws.com ".encode()
             return Answer(200, health, {"Content-Type": "text/plain; charset=utf-8"})
@@ -191,11 +192,12 @@ class Emulator:
         )
 
     async def handle(self, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
-        """Answer one DynamoDB request; never raises."""
+        """Answer one DynamoDB request; never raises. ``headers`` are looked up in any case
+        (the listener's `Request.headers`)."""
         operation = "unknown"
         try:
             payload = loads_request(body)
-            operation = operation_of(_target(headers))
+            operation = operation_of(headers.get("X-Amz-Target"))
             if payload is None:  # an empty body passes the JSON check but is no request
                 raise WireError(400, CORAL + "SerializationException", "Empty request body")
             # Answer malformed requests as DynamoDB does, before the model or a backend sees them.
@@ -440,13 +442,6 @@ def _with_capacity(
 
 def _response(reply: _Reply) -> Answer:
     return json_answer(reply.status, reply.body, reply.headers)
-
-
-def _target(headers: Mapping[str, str]) -> str | None:
-    target = headers.get("X-Amz-Target")
-    if target is None:
-        target = next((v for k, v in headers.items() if k.lower() == "x-amz-target"), None)
-    return target
 
 
 # --- running it ---------------------------------------------------------------------------

@@ -76,6 +76,7 @@ def apply_update_exactly(
         with localcontext(prec=80):  # wide enough that a sum of two 38-digit numbers is exact
             expression = _Expression(request, reserved=reserved)
             expression.apply(item)
+            # Every number the update leaves (sums included) within DynamoDB's 38 digits.
             if not all(_exact(item[n]) for n in expression.named if "N" in item.get(n, ())):
                 return None
     except (_Unsupported, KeyError, TypeError, ValueError, InvalidOperation, IndexError):
@@ -150,8 +151,8 @@ class _Expression:
             sign = self._next()
             right = self._operand(item)
             total = Decimal(left["N"]) + (Decimal(right["N"]) * (1 if sign == "+" else -1))
-            if self.strict and not (_exact(left) and _exact(right) and _within(total)):
-                raise _Unsupported("a number beyond 38 digits")
+            if self.strict and not (_exact(left) and _exact(right)):
+                raise _Unsupported("an operand beyond DynamoDB's numbers")
             return {"N": _number(total)}
         return left
 
@@ -210,7 +211,7 @@ class _Expression:
 
 
 def _exact(value: Mapping[str, Any]) -> bool:
-    """A number DynamoDB would store as written (None-safe for a missing attribute)."""
+    """A number value (``{"N": ...}``) within DynamoDB's numbers; False for any other type."""
     return "N" in value and _within(Decimal(value["N"]))
 
 
