@@ -30,7 +30,6 @@ def _s(text: str) -> dict[str, str]:
 
 def requests(items: int) -> dict[str, tuple[str, dict[str, Any]]]:
     partitions = max(1, items // 200)
-    keys = [{"pk": _s(f"P#{p}"), "sk": _s("T#00000000")} for p in range(10)]
     return {
         "UpdateItem ADD #c :one": (
             "UpdateItem",
@@ -42,7 +41,6 @@ def requests(items: int) -> dict[str, tuple[str, dict[str, Any]]]:
                 "ExpressionAttributeValues": {":one": {"N": "1"}},
             },
         ),
-        "BatchGetItem, 10 keys": ("BatchGetItem", {"RequestItems": {TABLE: {"Keys": keys}}}),
         "Query, base table, Limit 10": (
             "Query",
             {

@@ -22,7 +22,6 @@ from typing import Any, Protocol
 from loadgen.emulator.faults import backend_raised
 from loadgen.emulator.moto_paths import (
     blob_text,
-    fast_batch_get,
     fast_query,
     fast_update,
     index_items,
@@ -46,7 +45,7 @@ __all__ = [
 _log = logging.getLogger("loadgen.emulator")  # one log for the emulator, whichever module writes
 _ACCOUNTS = {"moto": "123456789012", "other": "000000000000"}  # what each backend puts in ARNs
 # Requests moto_paths answers on moto's tables when it can be sure of moto's answer.
-_SHORTCUTS = {"UpdateItem": fast_update, "BatchGetItem": fast_batch_get, "Query": fast_query}
+_SHORTCUTS = {"UpdateItem": fast_update, "Query": fast_query}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +90,10 @@ class MotoBackend:
 
     The requests a load test sends most take shorter paths on moto's own tables
     (`loadgen.emulator.moto_paths`, off with ``shortcuts=False``): a plain UpdateItem, a
-    BatchGetItem of whole items, a base-table Query in sort-key order kept between queries, an
-    index Query over the items filed under its key, and a TransactWriteItems that saves only
-    the items it names. Each answers exactly as moto's own path would, or leaves the request
-    to it (tests hold the two side by side).
+    base-table Query in sort-key order kept between queries, an index Query over the items
+    filed under its key, and a TransactWriteItems that saves only the items it names. Each
+    answers exactly as moto's own path would, or leaves the request to it (tests hold the two
+    side by side).
 
     On the loop, not a worker thread: moto's backend is not written for concurrent callers,
     and a thread only added a hand-over per request without running anything alongside.

@@ -20,11 +20,9 @@ from decimal import Decimal
 from typing import Any
 
 from loadgen.emulator.update_expression import apply_update_exactly
-from loadgen.model.capacity import item_size
 
 __all__ = [
     "blob_text",
-    "fast_batch_get",
     "fast_query",
     "fast_update",
     "index_items",
@@ -46,8 +44,6 @@ _UPDATE_MEMBERS = frozenset(
         "ReturnItemCollectionMetrics",
     }
 )
-_BATCH_GET_KEYS = 100
-_BATCH_GET_BYTES = 16 * 1024 * 1024
 _LARGEST_ITEM = 300 * 1024
 """Items whose JSON is larger go down moto's path, which knows the 400 KB rule exactly."""
 
@@ -93,43 +89,6 @@ def fast_update(backend: Any, payload: Mapping[str, Any]) -> bytes | None:
             else:
                 held.attrs.pop(name, None)
     return _json(_answer(return_values, before, after, named))
-
-
-def fast_batch_get(backend: Any, payload: Mapping[str, Any]) -> bytes | None:
-    """Read a BatchGetItem's keys from moto's tables; its answer, or None for moto.
-
-    Taken here: whole items (no projection), at most 100 well-formed keys, none twice. moto's
-    own path also measures each item and writes its answer through botocore's serializer:
-    about a tenth more time (`benchmarks/bench_moto_paths.py`).
-    """
-    requested = payload.get("RequestItems")
-    if set(payload) - {"RequestItems", "ReturnConsumedCapacity"} or not isinstance(requested, dict):
-        return None
-    responses: dict[str, list[Any]] = {}
-    count = 0
-    for name, spec in requested.items():
-        table = backend.tables.get(name)
-        keys = spec.get("Keys") if isinstance(spec, dict) else None
-        if table is None or set(spec) - {"Keys", "ConsistentRead"} or not isinstance(keys, list):
-            return None
-        count += len(keys)
-        seen: list[Any] = []
-        found = responses[name] = []
-        for key in keys:
-            moto_key = _checked_key(table, key)
-            if count > _BATCH_GET_KEYS or moto_key is None or key in seen:
-                return None
-            seen.append(key)
-            held = table.get_item(*moto_key)
-            if held is not None:
-                found.append(held.to_json()["Attributes"])
-    if (
-        count * _LARGEST_ITEM > _BATCH_GET_BYTES
-        and sum(item_size(item) for found in responses.values() for item in found)
-        > _BATCH_GET_BYTES // 2
-    ):
-        return None  # near the 16 MB an answer holds: moto decides what is left unprocessed
-    return _json({"Responses": responses, "UnprocessedKeys": {}})
 
 
 _QUERY_MEMBERS = frozenset(

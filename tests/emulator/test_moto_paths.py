@@ -16,7 +16,7 @@ import pytest
 
 from loadgen.emulator.backends import MotoBackend
 from loadgen.emulator.engines import pk_sk_table
-from loadgen.emulator.moto_paths import fast_batch_get, fast_query, fast_update
+from loadgen.emulator.moto_paths import fast_query, fast_update
 
 TABLE = "paths"
 _AUTH = "AWS4-HMAC-SHA256 Credential=x/20260101/{}/dynamodb/aws4_request, Signature=0"
@@ -203,40 +203,6 @@ def test_the_shortcut_takes_plain_updates_and_leaves_the_rest(pair: Pair) -> Non
     assert fast_update(backend, {**plain, "ConditionExpression": "attribute_exists(pk)"}) is None
     assert fast_update(backend, {**plain, "UpdateExpression": "ADD count :one"}) is None
     assert fast_update(backend, {**plain, "TableName": "no-such-table"}) is None
-
-
-def test_batch_gets_answer_as_moto_does(pair: Pair) -> None:
-    nested = {
-        "m": {"M": {"a": {"L": [{"N": "1"}, {"B": "AAE="}, {"NULL": True}]}}},
-        "b": {"B": "3q2+7w=="},
-        "ss": {"SS": ["x", "y"]},
-        "ok": {"BOOL": False},
-    }
-    for number in range(5):
-        fast, plain = pair.both(
-            "PutItem", {"TableName": TABLE, "Item": _item(f"b{number}", **nested)}
-        )
-        assert fast == plain
-    keys = [{"pk": {"S": f"b{n}"}, "sk": {"S": "s"}} for n in (0, 3, 4, 9)]
-    requests = [
-        {"RequestItems": {TABLE: {"Keys": keys}}},
-        {"RequestItems": {TABLE: {"Keys": keys, "ConsistentRead": True}}},
-        {"RequestItems": {TABLE: {"Keys": [*keys, keys[0]]}}},  # a key twice: an error
-        {"RequestItems": {TABLE: {"Keys": [{"pk": {"S": "b0"}}]}}},  # half a key: an error
-        {"RequestItems": {TABLE: {"Keys": keys, "ProjectionExpression": "b"}}},
-        {"RequestItems": {"no-such-table": {"Keys": keys}}},
-    ]
-    for request in requests:
-        fast, plain = pair.both("BatchGetItem", request)
-        if fast[0] == 200:
-            for answer in (fast, plain):  # the order of items is not part of the answer
-                answer[1]["Responses"][TABLE].sort(key=json.dumps)
-        assert fast == plain, request
-    from moto.dynamodb.models import dynamodb_backends
-
-    backend = dynamodb_backends[MotoBackend.account]["us-west-2"]
-    assert fast_batch_get(backend, requests[0]) is not None  # taken: not moto's path twice
-    assert fast_batch_get(backend, requests[2]) is None
 
 
 QUERIES: list[dict[str, Any]] = [
