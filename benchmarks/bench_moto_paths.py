@@ -136,6 +136,10 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=2000, help="items in the table")
     parser.add_argument("--seconds", type=float, default=1.0, help="time per measurement")
     args = parser.parse_args()
+    if args.items < 1:
+        parser.error(f"--items must be at least 1 (got {args.items})")
+    if not args.seconds > 0:
+        parser.error(f"--seconds must be more than 0 (got {args.seconds:g})")
     fast = Side(MotoBackend(), "us-west-2")
     plain = Side(MotoBackend(shortcuts=False), "eu-north-1")
     for side in (fast, plain):
