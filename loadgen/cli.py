@@ -64,7 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("results", help="results file of loadgen run --out")
     report.add_argument("--out", default="report", help="directory to write (default: report)")
-    run.add_argument("workload", help=f"one of {', '.join(WORKLOADS)}, or a locustfile path")
+    run.add_argument(
+        "workload",
+        help=f"one of {', '.join(WORKLOADS)}, a locustfile path, or a design file (.yaml, .json)",
+    )
     run.add_argument(
         "--gate",
         metavar="THRESHOLDS",
@@ -80,6 +83,23 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--keys", type=int, help="key space size (default 1000)")
     run.add_argument("--seed", type=int, help="seed for key choice (default 1)")
     run.add_argument("--out", help="write the results as JSON to this file")
+    run.add_argument(
+        "--rate-scale",
+        type=float,
+        help="a design file: run every access pattern at its launch rate times this",
+    )
+    run.add_argument(
+        "--no-starting-data",
+        dest="starting_data",
+        action="store_false",
+        default=None,
+        help="a design file: start on empty tables (its starting data is written otherwise)",
+    )
+    run.add_argument(
+        "--starting-limit",
+        type=int,
+        help="a design file: write at most this many starting items (default 100,000)",
+    )
     _add_target_flags(run)
     _add_load_flags(run)
     _add_replay(commands)
@@ -156,8 +176,22 @@ def _add_prefill(commands: Any) -> None:
         "with BatchWriteItem, many batches in flight. Flags not listed go to the workload "
         "(--shards 20, ...).",
     )
-    prefill.add_argument("source", help="a workload name or locustfile, or a trace file")
-    prefill.add_argument("--items", type=int, required=True, help="items to write")
+    prefill.add_argument(
+        "source", help="a workload name or locustfile, a trace file, or a design file"
+    )
+    prefill.add_argument(
+        "--items",
+        type=int,
+        help="items to write (a design file: at most this many of its starting data, "
+        "default 100,000)",
+    )
+    prefill.add_argument("--quiet", action="store_true", help="no progress line")
+    prefill.add_argument(
+        "--starting-data",
+        action="store_true",
+        help="mark the writes as a table's contents before a load: a loadgen emulator stores "
+        "them without admitting them through its partition model",
+    )
     prefill.add_argument("--endpoint", help="DynamoDB endpoint URL (e.g. a loadgen emulator)")
     prefill.add_argument("--aws", action="store_true", help="fill a table on real DynamoDB")
     prefill.add_argument("--region", help="AWS region")
@@ -210,7 +244,12 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     settings: dict[str, Any] = {}
     if args.config:
         settings = load_config_file(args.config)
-    known = {f.name for f in fields(RunConfig)} - {"workload", "locust_args"}
+    known = {f.name for f in fields(RunConfig)} - {
+        "workload",
+        "locust_args",
+        "users_given",
+        "create_tables_on_aws",
+    }
     options = settings.pop("options", {}) or {}
     for key in settings:
         if key.replace("-", "_") not in known:
@@ -223,6 +262,8 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         flag = getattr(args, name, None)
         if flag is not None and flag is not False:
             values[name] = flag
+    if getattr(args, "starting_data", None) is False:
+        values["starting_data"] = False
     if not isinstance(options, dict):
         raise ConfigError(f"'options' in {args.config} must be a mapping of workload flags")
     locust_args: list[str] = []
@@ -237,6 +278,8 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
             f"--users {values['users']} and a rate exclude each other (the open model has no "
             "users: bound its concurrency with --max-in-flight)"
         )
+    values["users_given"] = "users" in values
+    values["create_tables_on_aws"] = "--create-table" in extra or bool(options.get("create_table"))
     try:
         return RunConfig(workload=args.workload, locust_args=locust_args + extra, **values)
     except TypeError as e:

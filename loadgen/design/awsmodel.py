@@ -46,6 +46,7 @@ _COMMANDS = {
 _ALIASES = {"TransactWrite": "TransactWriteItems", "TransactGet": "TransactGetItems"}
 _DROPPED = {"ReturnConsumedCapacity", "ReturnItemCollectionMetrics", "Output", "Region",
             "EndpointUrl", "Profile", "NoCliPager", "Debug"}  # fmt: skip
+_MULTI = ("BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems")
 _INTEGERS = {"Limit", "TotalSegments", "Segment", "MaxItems", "PageSize"}
 
 
@@ -55,8 +56,7 @@ def is_aws_model(data: Any) -> bool:
         return False
     patterns = data.get("access_patterns")
     return isinstance(patterns, list) and any(
-        isinstance(p, Mapping) and ("pattern" in p or "dynamodb_operation" in p)
-        for p in patterns
+        isinstance(p, Mapping) and ("pattern" in p or "dynamodb_operation" in p) for p in patterns
     )
 
 
@@ -140,7 +140,9 @@ def to_design(data: Mapping[str, Any], path: str) -> tuple[dict[str, Any], list[
     """The design file AWS's data model reads as, and one note per pattern not taken."""
     traffic = data.get("traffic") or {}
     if not isinstance(traffic, Mapping):
-        raise ConfigError(f"{path}: traffic: expected a mapping of default_rate, generators, patterns")
+        raise ConfigError(
+            f"{path}: traffic: expected a mapping of default_rate, generators, patterns"
+        )
     unknown = set(data) - {"tables", "items", "access_patterns", "traffic"}
     if unknown:
         raise ConfigError(
@@ -185,7 +187,12 @@ def to_design(data: Mapping[str, Any], path: str) -> tuple[dict[str, Any], list[
                 "(known: rate, latency, values)"
             )
         request = _template(request, extra.get("values") or {})
-        if operation in ("BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems"):
+        if operation in (
+            "BatchGetItem",
+            "BatchWriteItem",
+            "TransactGetItems",
+            "TransactWriteItems",
+        ):
             table = table or next(iter(request.get("RequestItems") or {}), None)
             if table is None:
                 for action in request.get("TransactItems") or ():

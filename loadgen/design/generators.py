@@ -1,7 +1,7 @@
 """Value generators: where each ``{name}`` of a design's templates comes from.
 
 A generator draws the text a template puts in place of ``{name}``. Key populations reuse the
-harness's key distributions (`loadgen.workload.keys`): ``{count: 200000, distribution:
+harness's key distributions (`loadgen.design.keys`): ``{count: 200000, distribution:
 zipf:1.1}`` is the same generator ``--distribution zipf:1.1 --keys 200000`` gives a shipped
 workload, so a design file and a workload skewed alike are skewed the same way.
 
@@ -22,11 +22,10 @@ import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
-from typing import Any
 
+from loadgen.design import keys as distributions
 from loadgen.design.spec import Generator
 from loadgen.design.values import span_s
-from loadgen.workload import keys as distributions
 
 __all__ = [
     "Choice",
@@ -148,7 +147,10 @@ class TimeValue(ValueGenerator):
         if self.form == "epoch":
             return str(int(now))
         if self.form == "iso":
-            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+            return (
+                time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+                + f".{int(now % 1 * 1000):03d}Z"
+            )
         return time.strftime(_BUCKETS[self.form], time.gmtime(now))
 
     @property
@@ -289,5 +291,3 @@ def hottest_share(generator: ValueGenerator, count: int) -> float:
             generator.distribution.probability(int(v)) for v in enumerate_values(generator, n)
         )
     return 1.0
-
-

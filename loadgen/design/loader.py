@@ -29,11 +29,11 @@ from loadgen.design.patterns import (
     compile_pattern,
     implicit_generator,
 )
-from loadgen.design.spec import AccessPattern, DesignFile, Entity, Generator
+from loadgen.design.spec import AccessPattern, DesignFile
 from loadgen.design.templates import TemplateError, template_names
 from loadgen.design.values import LatencyNeed, latency_need, rate_per_s
 from loadgen.errors import ConfigError
-from loadgen.model.schema import TableSchema
+from loadgen.model.schema import IndexSchema, TableSchema
 
 __all__ = ["DEFAULT_RATE", "Design", "is_design_file", "load_design", "load_designs"]
 
@@ -157,7 +157,9 @@ def read_file(path: str) -> Any:
         return yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as e:
         first = str(e).strip().splitlines()
-        raise ConfigError(f"{path}: not valid {file.suffix[1:].upper()}: {' '.join(first)[:200]}") from None
+        raise ConfigError(
+            f"{path}: not valid {file.suffix[1:].upper()}: {' '.join(first)[:200]}"
+        ) from None
 
 
 def _path(loc: tuple[Any, ...]) -> str:
@@ -256,19 +258,19 @@ def _validated(data: Any, path: str, prefix: str = "") -> DesignFile:
         raise ConfigError(f"{path}: {prefix}{_first_error(e)}") from None
 
 
-def _check(spec: DesignFile, path: str, prefix: str) -> tuple[list[dict[str, Any]], dict[str, TableSchema]]:
+def _check(
+    spec: DesignFile, path: str, prefix: str
+) -> tuple[list[dict[str, Any]], dict[str, TableSchema]]:
     where = f"{path}: {prefix}"
     requests: list[dict[str, Any]] = []
     schemas: dict[str, TableSchema] = {}
     for i, table in enumerate(spec.tables):
         try:
-            schema = TableSchema.from_create_table(
-                {"BillingMode": "PAY_PER_REQUEST", **table}
-            )
+            schema = TableSchema.from_create_table({"BillingMode": "PAY_PER_REQUEST", **table})
         except (ConfigError, KeyError, TypeError, ValueError) as e:
             raise ConfigError(f"{where}tables[{i}]: {e}") from None
         defined = dict(schema.attribute_types)
-        owners = [schema, *schema.indexes]
+        owners: list[TableSchema | IndexSchema] = [schema, *schema.indexes]
         for owner in owners:
             for attribute in owner.key_attributes:
                 if attribute not in defined:
@@ -292,7 +294,7 @@ def _check(spec: DesignFile, path: str, prefix: str) -> tuple[list[dict[str, Any
         ):
             raise ConfigError(f"{where}generators.{name}.choice: weights must be more than 0")
         if generator.distribution is not None:
-            from loadgen.workload import keys
+            from loadgen.design import keys
 
             try:
                 keys.validate_spec(generator.distribution)
@@ -309,11 +311,11 @@ def _check(spec: DesignFile, path: str, prefix: str) -> tuple[list[dict[str, Any
                 template_names(value)
             except TemplateError as e:
                 raise ConfigError(f"{where}entities.{name}.item.{attribute}: {e}") from None
-        for generator in entity.populate or {}:
-            if generator not in spec.generators:
+        for populated in entity.populate or {}:
+            if populated not in spec.generators:
                 raise ConfigError(
-                    f"{where}entities.{name}.populate.{generator}: unknown generator "
-                    f"{generator!r} (known: {', '.join(spec.generators) or 'none defined'})"
+                    f"{where}entities.{name}.populate.{populated}: unknown generator "
+                    f"{populated!r} (known: {', '.join(spec.generators) or 'none defined'})"
                 )
     ids: set[str] = set()
     for i, pattern in enumerate(spec.access_patterns):
@@ -324,7 +326,7 @@ def _check(spec: DesignFile, path: str, prefix: str) -> tuple[list[dict[str, Any
             value = getattr(pattern, field_name)
             if value is None:
                 continue
-            for attribute, item in (value.items() if isinstance(value, dict) else ()):
+            for attribute, item in value.items() if isinstance(value, dict) else ():
                 try:
                     template_names(item)
                 except TemplateError as e:
@@ -339,7 +341,9 @@ def _check(spec: DesignFile, path: str, prefix: str) -> tuple[list[dict[str, Any
     return requests, schemas
 
 
-def _rates(spec: DesignFile, path: str, prefix: str) -> tuple[dict[str, float], dict[str, LatencyNeed | None], list[str]]:
+def _rates(
+    spec: DesignFile, path: str, prefix: str
+) -> tuple[dict[str, float], dict[str, LatencyNeed | None], list[str]]:
     where = f"{path}: {prefix}"
     notes: list[str] = []
     default: float | None = None
@@ -387,7 +391,9 @@ def load_designs(path: str) -> list[Design]:
     names = tuple(base.designs) or ("default",)
     designs = []
     for name in names:
-        changed = bool(base.designs) and bool(base.designs[name].model_dump(exclude_none=True, exclude_defaults=True))
+        changed = bool(base.designs) and bool(
+            base.designs[name].model_dump(exclude_none=True, exclude_defaults=True)
+        )
         prefix = f"designs.{name}: " if changed else ""
         if base.designs:
             variant_data = _variant_data(
@@ -399,7 +405,15 @@ def load_designs(path: str) -> list[Design]:
         requests, schemas = _check(spec, path, prefix)
         rates, needs, rate_notes = _rates(spec, path, prefix)
         design = Design(
-            path, name, names, spec, requests, schemas, rates, needs, [*notes, *rate_notes],
+            path,
+            name,
+            names,
+            spec,
+            requests,
+            schemas,
+            rates,
+            needs,
+            [*notes, *rate_notes],
             spec_changed=changed,
         )
         design.compile(design.generators())  # every pattern builds: errors now, not mid-run

@@ -30,13 +30,16 @@ __all__ = [
     "Call",
     "CompiledPattern",
     "DesignError",
-    "SizedString",
     "RandomInt",
+    "SizedString",
     "call_of",
     "compile_pattern",
     "implicit_generator",
     "typed_value",
 ]
+
+
+_SINGLE_TABLE = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan"})
 
 
 class DesignError(ValueError):
@@ -49,7 +52,7 @@ class DesignError(ValueError):
 
 
 _ALPHABET = string.ascii_letters + string.digits
-_PAD = "".join(random.Random(0).choice(_ALPHABET) for _ in range(65_536))
+_PAD = "".join(random.Random(0).choices(_ALPHABET, k=65_536))
 
 
 class SizedString(ValueGenerator):
@@ -104,9 +107,12 @@ def typed_value(value: Any, path: str, attribute_type: str | None = None) -> dic
             number = value["number"]
             if isinstance(number, str):
                 return {"N": number}
-            if isinstance(number, list) and len(number) == 2 and all(
-                isinstance(n, int) and not isinstance(n, bool) for n in number
-            ) and number[0] <= number[1]:
+            if (
+                isinstance(number, list)
+                and len(number) == 2
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in number)
+                and number[0] <= number[1]
+            ):
                 low, high = (str(n).replace("-", "m") for n in number)
                 return {"N": f"{{_int{low}_{high}}}"}
             raise DesignError(path, f"number must be a template or [low, high] (got {number!r})")
@@ -193,16 +199,13 @@ class CompiledPattern:
             for name in self.names - {self.each}:
                 draws[name]
             rounds: Sequence[Draws] = [
-                Draws(draws.generators, **{**draws, self.each: value})
-                for value in self.each_values
+                Draws(draws.generators, **{**draws, self.each: value}) for value in self.each_values
             ]
         else:
             rounds = [draws] + [Draws(draws.generators) for _ in range(self.count - 1)]
         for one in rounds:
             rendered = template.render(one)["k"]
-            identity = tuple(
-                key_value(rendered[a]) for a in schema.key_attributes if a in rendered
-            )
+            identity = tuple(key_value(rendered[a]) for a in schema.key_attributes if a in rendered)
             entries.setdefault(identity, rendered)  # a batch may not name one key twice
         if self.operation == "BatchGetItem":
             body: dict[str, Any] = {"Keys": list(entries.values())}
@@ -228,26 +231,26 @@ def _text(value: Mapping[str, Any] | None) -> str | None:
 def call_of(operation: str, params: dict[str, Any], schemas: Mapping[str, TableSchema]) -> Call:
     """A built request with the table, index and partition keys it touches."""
     if operation in ("BatchGetItem", "BatchWriteItem"):
-        (table, entries), *_ = params["RequestItems"].items()
+        table = next(iter(params["RequestItems"]))
         schema = schemas[table]
         keys: list[str] = []
         for name, body in params["RequestItems"].items():
-            owner = schemas[name]
+            table_schema = schemas[name]
             rows = body["Keys"] if operation == "BatchGetItem" else body
             for row in rows:
                 item = row if operation == "BatchGetItem" else next(iter(row.values()))
                 item = item.get("Item") or item.get("Key") or item
-                keys.append(_text(item.get(owner.partition_key)) or "")
+                keys.append(_text(item.get(table_schema.partition_key)) or "")
         return Call(operation, params, schema.name, None, None, None, keys)
     if operation in ("TransactGetItems", "TransactWriteItems"):
         keys = []
         table = ""
         for action in params["TransactItems"]:
             ((_, body),) = action.items()
-            owner = schemas[body["TableName"]]
-            table = table or owner.name
+            action_schema = schemas[body["TableName"]]
+            table = table or action_schema.name
             item = body.get("Key") or body.get("Item") or {}
-            keys.append(_text(item.get(owner.partition_key)) or "")
+            keys.append(_text(item.get(action_schema.partition_key)) or "")
         return Call(operation, params, table, None, None, None, keys)
     schema = schemas[params["TableName"]]
     index_name = params.get("IndexName")
@@ -315,8 +318,7 @@ class _Compiler:
                 return next(iter(self.tables.values()))
             raise self.fail(
                 f"{where}.table",
-                f"name a table: the design has {len(self.tables)} "
-                f"({', '.join(self.tables)})",
+                f"name a table: the design has {len(self.tables)} ({', '.join(self.tables)})",
             )
         schema = self.tables.get(name)
         if schema is None:
@@ -406,7 +408,9 @@ class _Compiler:
                         f"{where}.set.{attribute}",
                         f"an update cannot change the key attribute {attribute!r}",
                     )
-                typed = typed_value(value, f"{self.path}{where}.set.{attribute}", types.get(attribute))
+                typed = typed_value(
+                    value, f"{self.path}{where}.set.{attribute}", types.get(attribute)
+                )
                 parts.append(f"{expression.name(attribute)} = {expression.value(typed)}")
             clauses.append("SET " + ", ".join(parts))
         if adds:
@@ -420,7 +424,10 @@ class _Compiler:
         return " ".join(clauses), expression
 
     def sort(
-        self, owner: TableSchema | IndexSchema, condition: SortCondition, expression: _Expression,
+        self,
+        owner: TableSchema | IndexSchema,
+        condition: SortCondition,
+        expression: _Expression,
         where: str,
     ) -> str:
         if owner.sort_key is None:
@@ -429,7 +436,8 @@ class _Compiler:
         if len(given) != 1:
             raise self.fail(
                 f"{where}.sort_key",
-                f"give exactly one of eq, begins_with, between, lt, le, gt, ge (got {sorted(given)})",
+                "give exactly one of eq, begins_with, between, lt, le, gt, ge "
+                f"(got {sorted(given)})",
             )
         ((kind, value),) = given.items()
         name = expression.name(owner.sort_key)
@@ -595,24 +603,23 @@ def compile_pattern(
                 )
             actions.append(compiler.action(action, f"{where}.actions[{i}]"))
         request = {"TransactItems": actions}
-    if pattern.request is None and op not in ("BatchGetItem", "BatchWriteItem"):
-        if op not in ("TransactGetItems", "TransactWriteItems"):
-            if pattern.limit is not None and op in ("Query", "Scan"):
-                request["Limit"] = pattern.limit
-            if pattern.consistent and op in ("GetItem", "Query", "Scan"):
-                request["ConsistentRead"] = True
-            if pattern.condition:
-                request["ConditionExpression"] = pattern.condition
-            expression.into(request)
+    if pattern.request is None and op in _SINGLE_TABLE:
+        if pattern.limit is not None and op in ("Query", "Scan"):
+            request["Limit"] = pattern.limit
+        if pattern.consistent and op in ("GetItem", "Query", "Scan"):
+            request["ConsistentRead"] = True
+        if pattern.condition:
+            request["ConditionExpression"] = pattern.condition
+        expression.into(request)
     if op == "BatchGetItem" and pattern.consistent:
         request["ConsistentRead"] = True
     compiled.requests = [RequestTemplate(request)]
     unknown = sorted(n for n in compiled.names if n not in generators and not n.startswith("_"))
-    if unknown:
-        known = ", ".join(sorted(n for n in generators if not n.startswith("_")))
+    if unknown:  # the first unknown name, where it is written
+        names = ", ".join(sorted(n for n in generators if not n.startswith("_")))
         raise compiler.fail(
             _placeholder_path(pattern, entities, unknown[0], where),
-            f"unknown generator {unknown[0]!r} (known: {known or 'none defined'})",
+            f"unknown generator {unknown[0]!r} (known: {names or 'none defined'})",
         )
     if pattern.each is not None:
         values = generators[pattern.each].values()

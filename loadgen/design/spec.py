@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "OPERATIONS",
     "SCHEMA_PATH",
-    "Action",
     "AccessPattern",
+    "Action",
     "DesignFile",
     "DesignVariant",
     "Entity",
