@@ -56,6 +56,16 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--baseline", help="an earlier results file, for the regression gates")
     gate.add_argument("--junit", help="write a JUnit XML file, one test case per check")
     gate.add_argument("--markdown", help="write a Markdown summary (PR comment, step summary)")
+    check = commands.add_parser(
+        "check",
+        help="a design file's expected hot keys at launch traffic, worked out without load "
+        "(exit 0 none, 1 a hot key, 2 bad input)",
+        description="Read a design file (or AWS's dynamodb_data_model.json), work out each key "
+        "value's read and write units per second at the file's launch rates, and compare them "
+        "with a partition's 3,000 read and 1,000 write units/s. No server, no load.",
+    )
+    check.add_argument("design_file", help="design file: .yaml, .yml or .json")
+    check.add_argument("--design", help="one variant of the file (default: every variant)")
     report = commands.add_parser(
         "report",
         help="write an HTML page and PNG charts of a results file, with a diagnosis",
@@ -311,6 +321,36 @@ def _replay_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     return config
 
 
+def _check(args: argparse.Namespace) -> int:
+    """``loadgen check``: each variant's expected heat; exit 1 where a key will be hot."""
+    from loadgen.design.check import check
+    from loadgen.design.loader import load_designs
+
+    designs = load_designs(args.design_file)
+    if args.design is not None:
+        chosen = [d for d in designs if d.name == args.design]
+        if not chosen:
+            names = ", ".join(d.name for d in designs)
+            raise ConfigError(f"unknown design {args.design!r} (expected one of: {names})")
+        designs = chosen
+    hot = []
+    for i, design in enumerate(designs):
+        report = check(design)
+        if i:
+            print()
+        print("\n".join(report.lines()))
+        if report.hot:
+            hot.append(design.name)
+    if len(designs) > 1:
+        print()
+        print(
+            f"Hot keys expected in: {', '.join(hot)}"
+            if hot
+            else "No hot key expected in any design"
+        )
+    return 1 if hot else 0
+
+
 def _gate_or_report(args: argparse.Namespace) -> int:
     from loadgen.verdict.analysis import load_results
 
@@ -356,6 +396,37 @@ def _after_run(config: RunConfig, run: Any) -> int:
     return 0
 
 
+def _run_every_design(config: RunConfig, run: Any) -> int:
+    """``--design all``: each variant of the design file in turn, then one table of them."""
+    import copy
+
+    from loadgen.design.loader import load_designs
+    from loadgen.verdict.compare import compare_designs
+
+    runs: list[dict[str, Any]] = []
+    worst = 0
+
+    def run_and_keep(one: RunConfig) -> dict[str, Any]:
+        results: dict[str, Any] = run(one)
+        runs.append(results)
+        return results
+
+    for design in load_designs(config.workload):
+        one = copy.deepcopy(config)
+        one.design = design.name
+        if config.out:
+            out = Path(config.out)
+            one.out = str(out.with_name(f"{out.stem}-{design.name}{out.suffix or '.json'}"))
+        if config.report:
+            one.report = str(Path(config.report) / design.name)
+        print(f"\n=== design {design.name} ===", file=sys.stderr, flush=True)
+        worst = max(worst, _after_run(one, run_and_keep))
+    print()
+    print("Designs side by side, at the same access patterns and rates:")
+    print("\n".join(compare_designs(runs)))
+    return worst
+
+
 def _dashboards(argv: list[str]) -> int:
     """``loadgen dashboards``: the generator in the project's dashboards/ (grafanalib)."""
     for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
@@ -396,6 +467,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if extra:
                 raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
             return _gate_or_report(args)
+        if args.command == "check":
+            if extra:
+                raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
+            return _check(args)
         if args.command == "prefill":
             from loadgen.traffic.prefill import prefill_command
 
@@ -409,6 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in ("users", "keys", "seed"):
                 if not isinstance(getattr(config, name), int):
                     raise ConfigError(f"{name} must be an integer (got {getattr(config, name)!r})")
+            if config.design == "all" and config.design_file:
+                return _run_every_design(config, run)
             return _after_run(config, run)
     except HarnessError as e:
         print(f"loadgen: error: {e}", file=sys.stderr)
