@@ -394,7 +394,7 @@ def _estimate(
         else:
             add(scope, "(every partition)", read_units, 0.0)
     elif op in ("BatchGetItem", "BatchWriteItem"):
-        shape = pattern.key_shapes[0]
+        shape = pattern.key_templates[0]
         count = len(pattern.each_values) if pattern.each else pattern.count
         entity = _entity_for(
             design, schema.name, {a: shape[a] for a in schema.key_attributes}, entity_items
