@@ -211,7 +211,8 @@ def _first_error(error: ValidationError) -> str:
     if kind == "extra_forbidden":
         model = _model_at(loc[:-1])
         known = ", ".join(model.model_fields) if model else ""
-        return f"{_path(loc)}: unknown field {loc[-1]!r}" + (f" (known: {known})" if known else "")
+        where = _path(loc[:-1]) or "(top level)"
+        return f"{where}: unknown field {loc[-1]!r}" + (f" (known: {known})" if known else "")
     if kind == "missing":
         return f"{_path(loc)}: required field missing"
     # Unions report one error per branch: the first names the most likely intent.
