@@ -64,10 +64,11 @@ class KeyLoad:
 
     @property
     def over(self) -> str | None:
-        """``read`` or ``write`` when over a partition's ceiling."""
-        if self.write > WRITE_CEILING:
+        """``read`` or ``write`` when at or over a partition's ceiling (at it, arrivals that
+        are not perfectly even already throttle)."""
+        if self.write >= WRITE_CEILING:
             return "write"
-        if self.read > READ_CEILING:
+        if self.read >= READ_CEILING:
             return "read"
         return None
 

@@ -137,21 +137,24 @@ _BUCKET_S = {"minute": 60.0, "hour": 3600.0, "day": 86400.0, "month": 30 * 86400
 class TimeValue(ValueGenerator):
     """The run's clock as a bucket (``2026-11-25T09``), an ISO time or epoch seconds."""
 
-    def __init__(self, form: str, clock: RunClock, offset_s: float = 0.0) -> None:
+    def __init__(
+        self, form: str, clock: RunClock, offset_s: float = 0.0, pattern: str | None = None
+    ) -> None:
         self.form = form
         self.clock = clock
         self.offset_s = offset_s
+        self.pattern = pattern or _BUCKETS.get(form)
 
     def draw(self) -> str:
         now = self.clock.now() + self.offset_s
         if self.form == "epoch":
             return str(int(now))
-        if self.form == "iso":
+        if self.form == "iso" and self.pattern is None:
             return (
                 time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
                 + f".{int(now % 1 * 1000):03d}Z"
             )
-        return time.strftime(_BUCKETS[self.form], time.gmtime(now))
+        return time.strftime(self.pattern or "", time.gmtime(now))
 
     @property
     def bucket_s(self) -> float | None:
@@ -206,7 +209,8 @@ def build_generator(
     if spec.shard is not None:
         return Shard(spec.shard, seed=own)
     if spec.time is not None:
-        return TimeValue(spec.time, clock, span_s(spec.offset) if spec.offset else 0.0)
+        offset = span_s(spec.offset) if spec.offset else 0.0
+        return TimeValue(spec.time, clock, offset, spec.format)
     if spec.sequence:
         return Sequence(stream)
     return RandomId(seed=own)

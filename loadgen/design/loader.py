@@ -248,7 +248,9 @@ def _variant_data(data: dict[str, Any], name: str, change: dict[str, Any]) -> di
                 f"{pattern_id!r} (known: {', '.join(map(str, patterns))})"
             )
         i = patterns[pattern_id]
-        variant["access_patterns"][i] = _merge(variant["access_patterns"][i], spec)
+        # A pattern's fields are replaced whole (a new key, a new add), an entity's item
+        # attribute by attribute.
+        variant["access_patterns"][i] = {**variant["access_patterns"][i], **spec}
     return variant
 
 

@@ -89,6 +89,9 @@ class Generator(_Strict):
         "epoch seconds",
     )
     offset: str | None = Field(None, description="For time: shift the clock, e.g. -24h")
+    format: str | None = Field(
+        None, description="For time: a strftime format instead of the bucket's own"
+    )
     sequence: bool | None = Field(None, description="Increasing numbers, new at each draw")
     id: bool | None = Field(None, description="A random 16-hex-digit id, new at each draw")
 

@@ -10,6 +10,8 @@ request's nested values), so a render costs one small dict per templated level.
     ('user', 'shard')
     >>> template.render({"user": "7", "shard": "2"})
     'USER#7#2'
+    >>> Template.parse("s{sensor:07d}").render({"sensor": "42"})
+    's0000042'
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = ["RequestTemplate", "Template", "TemplateError", "template_names"]
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SPEC = re.compile(r"^[<>^=]?[+\- ]?0?[0-9]*[dxXs]?$")
 
 
 class TemplateError(ValueError):
@@ -36,26 +39,30 @@ class Template:
     text: str
     parts: tuple[str, ...]
     """Literal, name, literal, name, ..., literal: odd positions are names."""
+    specs: tuple[str, ...] = ()
+    """Per name, its format spec (``07d``: zero-padded to 7 digits), or ``""``."""
 
     @classmethod
     def parse(cls, text: str) -> Template:
         """Read ``text``; `TemplateError` for an unclosed brace or a name that is not one."""
         parts: list[str] = []
+        specs: list[str] = []
         position = 0
         for match in _PLACEHOLDER.finditer(text):
-            name = match.group(1).strip()
-            if not _NAME.match(name):
+            name, _, spec = match.group(1).strip().partition(":")
+            if not _NAME.match(name) or not _SPEC.match(spec):
                 raise TemplateError(
                     f"bad template placeholder {match.group(0)!r} in {text!r} (expected "
-                    "{name} with a generator's name: letters, digits, _)"
+                    "{name} with a generator's name: letters, digits, _; or {name:07d})"
                 )
             parts += [text[position : match.start()], name]
+            specs.append(spec)
             position = match.end()
         rest = text[position:]
         if "{" in rest or "}" in rest or any("{" in p or "}" in p for p in parts[::2]):
             raise TemplateError(f"bad template {text!r}: a '{{' or '}}' without its pair")
         parts.append(rest)
-        return cls(text, tuple(parts))
+        return cls(text, tuple(parts), tuple(specs) if any(specs) else ())
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -67,9 +74,25 @@ class Template:
 
     def render(self, draws: Mapping[str, str]) -> str:
         parts = self.parts
+        if self.specs:
+            return "".join(
+                _formatted(draws[p], self.specs[i // 2]) if i % 2 else p
+                for i, p in enumerate(parts)
+            )
         if len(parts) == 3:  # the usual "PREFIX#{name}"
             return parts[0] + draws[parts[1]] + parts[2]
         return "".join(draws[p] if i % 2 else p for i, p in enumerate(parts))
+
+
+def _formatted(value: str, spec: str) -> str:
+    if not spec:
+        return value
+    if spec[-1:] in "dxX" or spec[-1:].isdigit():
+        try:
+            return format(int(value), spec)
+        except ValueError:
+            pass
+    return format(value, spec.rstrip("dxX") or "")
 
 
 def template_names(value: Any) -> set[str]:
