@@ -14,6 +14,7 @@ bytes and ``{number: [1, 99]}`` a random integer, drawn through implicit generat
 
 from __future__ import annotations
 
+import functools
 import random
 import string
 from collections.abc import Iterator, Mapping, Sequence
@@ -163,8 +164,9 @@ class CompiledPattern:
     """Batch operations: keys or items per call."""
     key_templates: list[Mapping[str, Any]] = field(default_factory=list)
     """Batch operations: the key (BatchGetItem) or item (BatchWriteItem) template."""
+    _key_template: RequestTemplate | None = field(default=None, repr=False)
 
-    @property
+    @functools.cached_property
     def names(self) -> frozenset[str]:
         """Every generator name the pattern draws."""
         found: set[str] = set()
@@ -192,31 +194,36 @@ class CompiledPattern:
             yield call_of(self.operation, self.requests[0].render(one), self.schemas)
 
     def _batch(self, draws: Draws) -> Call:
-        template = RequestTemplate({"k": self.key_templates[0]})
+        template = self._key_template
+        if template is None:
+            template = self._key_template = RequestTemplate({"k": self.key_templates[0]})
         schema = self.schemas[self.table]
-        entries: dict[tuple[Any, ...], dict[str, Any]] = {}
+        rendered: list[dict[str, Any]]
         if self.each is not None:
             for name in self.names - {self.each}:
                 draws[name]
-            rounds: Sequence[Draws] = [
-                Draws(draws.generators, **{**draws, self.each: value}) for value in self.each_values
-            ]
+            one = dict(draws)
+            rendered = []
+            for value in self.each_values:
+                one[self.each] = value
+                rendered.append(template.render(one)["k"])
+            if self.each not in template.names:  # every value names the same key
+                rendered = rendered[:1]
         else:
-            rounds = [draws] + [Draws(draws.generators) for _ in range(self.count - 1)]
-        for one in rounds:
-            rendered = template.render(one)["k"]
-            identity = tuple(key_value(rendered[a]) for a in schema.key_attributes if a in rendered)
-            entries.setdefault(identity, rendered)  # a batch may not name one key twice
+            entries: dict[tuple[Any, ...], dict[str, Any]] = {}
+            for one in [draws] + [Draws(draws.generators) for _ in range(self.count - 1)]:
+                item = template.render(one)["k"]
+                identity = tuple(key_value(item[a]) for a in schema.key_attributes if a in item)
+                entries.setdefault(identity, item)  # a batch may not name one key twice
+            rendered = list(entries.values())
         if self.operation == "BatchGetItem":
-            body: dict[str, Any] = {"Keys": list(entries.values())}
+            body: dict[str, Any] = {"Keys": rendered}
             if self.requests and self.requests[0].request.get("ConsistentRead"):
                 body["ConsistentRead"] = True
             params: dict[str, Any] = {"RequestItems": {self.table: body}}
         else:
             params = {
-                "RequestItems": {
-                    self.table: [{"PutRequest": {"Item": item}} for item in entries.values()]
-                }
+                "RequestItems": {self.table: [{"PutRequest": {"Item": item}} for item in rendered]}
             }
         return call_of(self.operation, params, self.schemas)
 
