@@ -135,9 +135,13 @@ class Action(_Strict):
 class AccessPattern(_Strict):
     """One access pattern: what the application asks DynamoDB, and how often at launch."""
 
-    id: str = Field(min_length=1, description="Its name in the summary, results and metrics")
+    id: str = Field(
+        min_length=1,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/#-]*$",
+        description="Its name in the summary, results and metrics (letters, digits, _.:/#-)",
+    )
     description: str = ""
-    operation: Operation
+    operation: Operation = Field(description="The DynamoDB operation")
     table: str | None = Field(None, description="Default: the entity's table, or the only one")
     index: str | None = Field(None, description="A GSI or LSI of the table (Query, Scan)")
     entity: str | None = Field(None, description="The item written (Put, BatchWrite) or keyed")
@@ -183,18 +187,27 @@ class DesignVariant(_Strict):
 class DesignFile(_Strict):
     """A team's design: tables, item shapes, access patterns with their launch rates."""
 
-    name: str = ""
+    name: str = Field("", description="The design's name in summaries and reports")
     description: str = ""
     tables: list[dict[str, Any]] = Field(
         min_length=1, description="boto3 create_table shape (AWS's data-model JSON, CloudFormation)"
     )
-    generators: dict[str, Generator] = Field(default_factory=dict)
-    entities: dict[str, Entity] = Field(default_factory=dict)
+    generators: dict[str, Generator] = Field(
+        default_factory=dict, description="Where each {name} in a template comes from"
+    )
+    entities: dict[str, Entity] = Field(
+        default_factory=dict, description="Item shapes, by name, and their starting data"
+    )
     items: dict[str, list[dict[str, Any]]] | None = Field(
         None, description="Starting items in boto3 batch_write_item shape, per table"
     )
-    access_patterns: list[AccessPattern] = Field(min_length=1)
-    designs: dict[str, DesignVariant] = Field(default_factory=dict)
+    access_patterns: list[AccessPattern] = Field(
+        min_length=1, description="What the application asks, and how often at launch"
+    )
+    designs: dict[str, DesignVariant] = Field(
+        default_factory=dict,
+        description="Named variants (the bad design and the good), run on the same patterns",
+    )
     default_rate: Rate | None = Field(None, description="Rate of a pattern that names none")
     clock_speed: float = Field(1.0, gt=0, description="The run's clock, x wall time")
 
@@ -207,13 +220,65 @@ def json_schema() -> dict[str, Any]:
     return schema
 
 
+def _type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        return prop["$ref"].rsplit("/", 1)[-1]
+    if "anyOf" in prop:
+        kinds = [_type(p, defs) for p in prop["anyOf"] if p.get("type") != "null"]
+        return " or ".join(dict.fromkeys(kinds))
+    if "enum" in prop:
+        return " | ".join(map(str, prop["enum"]))
+    if "const" in prop:
+        return str(prop["const"])
+    kind = prop.get("type", "any")
+    if kind == "array":
+        return f"list of {_type(prop.get('items', {}), defs)}"
+    if kind == "object" and isinstance(prop.get("additionalProperties"), dict):
+        return f"mapping to {_type(prop['additionalProperties'], defs)}"
+    return {"string": "text", "number": "number", "integer": "integer", "boolean": "boolean",
+            "object": "mapping"}.get(kind, kind)  # fmt: skip
+
+
+def reference_markdown() -> str:
+    """The design file's reference, one table per model, from the JSON Schema."""
+    schema = json_schema()
+    defs = schema.get("$defs", {})
+    models = [("DesignFile", schema), *sorted(defs.items())]
+    lines = [
+        "# Design file reference",
+        "",
+        "Generated from the design file's JSON Schema (`loadgen/design/design.schema.json`) by",
+        "`python -m loadgen.design.spec`; a test holds this page to it. A field marked",
+        "*required* must be given; the others take the default shown.",
+    ]
+    for name, model in models:
+        lines += ["", f"## {name}", "", (model.get("description") or "").strip(), ""]
+        lines += ["| field | type | default | meaning |", "|---|---|---|---|"]
+        required = set(model.get("required", ()))
+        for field_name, prop in model.get("properties", {}).items():
+            if field_name in required:
+                default = "*required*"
+            elif "default" in prop:
+                default = f"`{json.dumps(prop['default'])}`"
+            else:
+                default = "empty"
+            meaning = (prop.get("description") or "").replace("|", "\\|").replace("\n", " ")
+            kind = _type(prop, defs).replace("|", "\\|")
+            lines.append(f"| `{field_name}` | {kind} | {default} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+REFERENCE_PATH = Path(__file__).resolve().parents[2] / "docs" / "design-reference.md"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Write (or with ``--check``, compare) the JSON Schema kept in the repository."""
+    """Write the JSON Schema kept in the package and the reference page in docs/."""
     text = json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
-    if argv and argv[0] == "--check":
-        return 0 if SCHEMA_PATH.read_text(encoding="utf-8") == text else 1
     SCHEMA_PATH.write_text(text, encoding="utf-8")
     print(f"wrote {SCHEMA_PATH}")
+    if REFERENCE_PATH.parent.is_dir():
+        REFERENCE_PATH.write_text(reference_markdown(), encoding="utf-8")
+        print(f"wrote {REFERENCE_PATH}")
     return 0
 
 

@@ -283,3 +283,19 @@ def test_an_aws_cli_command_reads_as_its_request() -> None:
         "ScanIndexForward": False,
         "Limit": 5,
     }
+
+
+def test_the_reference_page_is_generated_from_the_schema() -> None:
+    from loadgen.design.spec import REFERENCE_PATH, reference_markdown
+
+    assert REFERENCE_PATH.read_text(encoding="utf-8") == reference_markdown()
+
+
+def test_the_design_modules_examples_hold() -> None:
+    import doctest
+
+    from loadgen.design import generators, keys, templates, values
+
+    for module in (generators, keys, templates, values):
+        failed, _ = doctest.testmod(module)
+        assert failed == 0, module.__name__
