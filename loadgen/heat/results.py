@@ -38,6 +38,10 @@ def _operation_row(entry: Any, counts: OperationCounts | None, duration_s: float
         "retries": counts.retries,
         "unprocessed_items": counts.unprocessed,
         "errors": dict(counts.failures),
+        # Units per table and index, read and write, as the heat lanes got them, and the
+        # pattern's hottest partition key.
+        "units": counts.units(),
+        "hot_key": counts.hot_key(),
     }
     for p in PERCENTILES:
         value = entry.get_response_time_percentile(p) if entry.num_requests else None
