@@ -34,6 +34,7 @@ def _operation_row(entry: Any, counts: OperationCounts | None, duration_s: float
         "requests_per_s": entry.num_requests / duration_s if duration_s > 0 else 0.0,
         "avg_ms": entry.avg_response_time,
         "max_ms": entry.max_response_time,
+        "attempts": counts.attempts,
         "throttled_attempts": counts.throttled_attempts,
         "retries": counts.retries,
         "unprocessed_items": counts.unprocessed,
