@@ -135,3 +135,22 @@ def test_verdicts_are_json_and_html() -> None:
     page = pattern_verdicts_html(verdicts)
     assert page.count("<tr") == 5
     assert 'class="text verdict fail"' in page and "STATUS#online" in page
+
+
+def test_a_gate_asks_every_pattern_to_pass() -> None:
+    from loadgen.verdict.checks import FAIL as GATE_FAIL
+    from loadgen.verdict.checks import PASS as GATE_PASS
+    from loadgen.verdict.checks import SKIP, evaluate
+    from loadgen.verdict.thresholds import parse_thresholds
+
+    every = parse_thresholds({"run": {"min_patterns_passed_ratio": 1}})
+    (check,) = evaluate(chat_results(), every).checks
+    assert check.status == GATE_FAIL
+    assert check.detail.startswith("2 of 4 patterns passed: 50.00% (limit >= 100.00%); ")
+    assert "room_messages: FAIL: p99 84 ms over the 10 ms need" in check.detail
+    half = parse_thresholds({"run": {"min_patterns_passed_ratio": 0.5}})
+    assert evaluate(chat_results(), half).checks[0].status == GATE_PASS
+    # A run on an empty table passes no pattern; a run of no design is skipped.
+    assert evaluate(chat_results(empty=True), half).checks[0].status == GATE_FAIL
+    plain = make_results(steady("t", ["a"]))
+    assert evaluate(plain, every).checks[0].status == SKIP
