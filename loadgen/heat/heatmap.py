@@ -215,17 +215,15 @@ class ScopeTally:
     def hottest(self) -> tuple[str, str | None, HeavyHitter, float] | None:
         """The pattern's hottest key: (table, index, key, share), or None if it touched none.
 
-        The share is the key's touches over the touches of the pattern's most touched table
-        or index, so a key on a sparse index touched by few of the pattern's calls has a
-        small share, and a status key every write lands on has a share near 1.
+        The key the pattern touched most, over its table and indexes; its share is of the
+        pattern's touches of that table or index: a status key that every write of the
+        pattern puts in an index has a share of 1, whatever else the writes touch.
         """
-        totals = [sketch.total for sketch in self.keys.values()]
-        calls = max(totals, default=0.0)
         best: tuple[str, str | None, HeavyHitter, float] | None = None
         for (table, index), sketch in self.keys.items():
             top = sketch.top(1)
-            if top and calls and (best is None or top[0].count > best[2].count):
-                best = (table, index, top[0], top[0].count / calls)
+            if top and sketch.total and (best is None or top[0].count > best[2].count):
+                best = (table, index, top[0], top[0].count / sketch.total)
         return best
 
     def merge(self, other: ScopeTally) -> None:

@@ -222,3 +222,30 @@ def test_a_tally_round_trips_through_its_plain_form() -> None:
         again = ScopeTally.from_dict(counts.tally.to_dict())
         assert again.units == counts.tally.units
         assert again.hottest() == counts.tally.hottest()
+
+
+def test_the_hot_key_share_is_of_its_own_table_or_index() -> None:
+    """A transaction writing an order's header and two items: three table keys a call, one
+    status key in the index. The status key is the pattern's hottest, on every call's index
+    entry, though a quarter of the call's key touches."""
+    recorder = RunRecorder(heat=HeatConfig(capacity_source="computed"))
+    recorder.heat.add_table(SCHEMA)
+    for order in range(8):
+        header = {"pk": s(f"ORDER#{order}"), "sk": s("HEADER"), "GSI1PK": s("STATUS#PLACED")}
+        items = [{"pk": s(f"ORDER#{order}"), "sk": s(f"ITEM#{i}")} for i in range(2)]
+        request = {
+            "TransactItems": [{"Put": {"TableName": "chat", "Item": item}}
+                              for item in (header, *items)]
+        }  # fmt: skip
+        call(recorder, "TransactWriteItems", "orders.create", request,
+             keys=[f"ORDER#{order}"] * 3)  # fmt: skip
+    ((_, counts),) = recorder.operations.items()
+    assert counts.hot_key() == {
+        "key": "STATUS#PLACED", "share": 1.0, "table": "chat", "index": "GSI1",
+        "touches": 8, "error": 0,
+    }  # fmt: skip
+    # Transactional writes: 2 units per KB-item; 3 on the table and 1 in the index per call.
+    assert counts.units() == {
+        "chat": {"read": 0, "write": 48},
+        "chat/GSI1": {"read": 0, "write": 16},
+    }
