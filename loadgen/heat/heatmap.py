@@ -185,10 +185,12 @@ class ScopeTally:
         tally.hottest()              # ("t", "GSI1", HeavyHitter("STATUS#online", ...), 0.92)
     """
 
-    __slots__ = ("capacity", "keys", "units")
+    __slots__ = ("capacity", "keys", "turn", "units")
 
     def __init__(self, capacity: int = PATTERN_SKETCH_CAPACITY) -> None:
         self.capacity = capacity
+        self.turn = 0
+        """Which key of a call of several the sketch takes next."""
         self.units: dict[tuple[str, str | None], list[float]] = {}
         self.keys: dict[tuple[str, str | None], SpaceSaving] = {}
 
@@ -439,10 +441,18 @@ class HeatMap:
             if label is not None:
                 if count:
                     by_requests.add(label)
-                    if pattern_keys is not None:
-                        pattern_keys.add(label)
                 if share:
                     by_units.add(label, share)
+        if pattern_keys is not None and tally is not None and keys:
+            # The pattern's sketch takes one key a call, in turn, weighted by the call's keys:
+            # its estimates stay those of every key, its cost that of one (a batch of 10 keys
+            # new to a full sketch would evict 10 times).
+            n = len(keys)
+            key = keys[tally.turn % n] if n > 1 else keys[0]
+            if n > 1:
+                tally.turn += 1
+            if key is not None:
+                pattern_keys.add(locate(key)[1], float(n))
 
     def _charge(
         self,

@@ -249,3 +249,18 @@ def test_the_hot_key_share_is_of_its_own_table_or_index() -> None:
         "chat": {"read": 0, "write": 48},
         "chat/GSI1": {"read": 0, "write": 16},
     }
+
+
+def test_a_batch_pattern_estimates_each_keys_share_from_one_key_a_call() -> None:
+    recorder = RunRecorder(heat=HeatConfig(capacity_source="reported"))
+    for i in range(200):
+        keys = ["HOT", *(f"K{(i * 9 + j) % 997}" for j in range(9))]
+        consumed = [{"TableName": "chat", "CapacityUnits": 5.0}]
+        call(recorder, "BatchGetItem", "feed.batch", {}, keys=keys, consumed=consumed)
+    ((_, counts),) = recorder.operations.items()
+    hot = counts.hot_key()
+    assert hot is not None
+    # HOT is one of each call's ten keys: 10% of the pattern's key touches, exactly here
+    # because the sketch takes the calls' keys in turn.
+    assert (hot["key"], hot["share"], hot["touches"]) == ("HOT", 0.1, 200)
+    assert counts.units() == {"chat": {"read": 1000, "write": 0}}
