@@ -37,14 +37,32 @@ SCHEMA = TableSchema.from_create_table(
         "BillingMode": "PAY_PER_REQUEST",
     }
 )
+GSI_SCHEMA = TableSchema.from_create_table(
+    {
+        "TableName": "g",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "AttributeDefinitions": [
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "GSI1PK", "AttributeType": "S"},
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": "GSI1",
+                "KeySchema": [{"AttributeName": "GSI1PK", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        "BillingMode": "PAY_PER_REQUEST",
+    }
+)
 MEMORY_SIZES = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
 
 
 def context(
-    keys: list[str], consumed: Any, request: dict[str, Any] | None = None
+    keys: list[str], consumed: Any, request: dict[str, Any] | None = None, table: str = "t"
 ) -> dict[str, Any]:
     return {
-        "table": "t",
+        "table": table,
         "index": None,
         "partition_key": keys[0],
         "sort_key": None,
@@ -97,6 +115,36 @@ def scenarios() -> Iterator[tuple[str, HeatConfig, str, Callable[[int], dict[str
         context([f"K{(i * 10 + j) % 1000}" for j in range(10)], [reported]) for i in range(100)
     ]
     yield "BatchGetItem of 10 keys", HeatConfig(), "BatchGetItem", lambda i: batch[i % 100]
+    # A status change on a table with a GSI: the index key is read from the request's SET.
+    moves = [
+        context(
+            [f"USER#{i:07d}"],
+            {
+                "TableName": "g",
+                "CapacityUnits": 3.0,
+                "Table": {"CapacityUnits": 1.0},
+                "GlobalSecondaryIndexes": {"GSI1": {"CapacityUnits": 2.0}},
+            },
+            {
+                "TableName": "g",
+                "Key": {"pk": {"S": f"USER#{i:07d}"}},
+                "UpdateExpression": "SET #s = :s, GSI1PK = :g",
+                "ExpressionAttributeNames": {"#s": "status"},
+                "ExpressionAttributeValues": {
+                    ":s": {"S": "online"},
+                    ":g": {"S": f"STATUS#online#{i % 10}"},
+                },
+            },
+            table="g",
+        )
+        for i in range(1000)
+    ]
+    yield (
+        "GSI key SET by an update, INDEXES reported",
+        HeatConfig(),
+        "UpdateItem",
+        lambda i: moves[i % 1000],
+    )
 
 
 def us_per_request(
@@ -104,6 +152,7 @@ def us_per_request(
 ) -> float:
     recorder = RunRecorder(heat=config)
     recorder.heat.add_table(SCHEMA)
+    recorder.heat.add_table(GSI_SCHEMA)
     contexts = [make(i) for i in range(n)]  # built outside the timed loop
     listener = recorder._on_request
     start = time.perf_counter()

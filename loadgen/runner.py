@@ -507,6 +507,7 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
     from locust.util.load_locustfile import load_locustfile
 
     from loadgen.heat.results import format_summary, write_results
+    from loadgen.verdict.summary import conclude
     from loadgen.workload.user import DynamoUser, prepare, record, results_of, serve_metrics
 
     user_classes, shape_classes = load_locustfile(str(locustfile))
@@ -578,6 +579,7 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
         interrupted=interrupted,
     )
     print(format_summary(results), flush=True)
+    print("\n".join(conclude(results)), flush=True)  # the diagnosis; a design's verdicts
     if config.out:
         write_results(results, config.out)
         print(f"\nResults written to {config.out}", file=sys.stderr)

@@ -51,6 +51,9 @@ def op_row(
     p99: float | None = 30,
     duration_s: float = 10.0,
     errors: dict[str, int] | None = None,
+    attempts: int | None = None,
+    units: dict[str, dict[str, float]] | None = None,
+    hot_key: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     return {
         "operation": operation,
@@ -60,10 +63,13 @@ def op_row(
         "requests_per_s": requests / duration_s,
         "avg_ms": p50,
         "max_ms": (p99 or 0) + 5,
+        "attempts": requests + retries if attempts is None else attempts,
         "throttled_attempts": throttled,
         "retries": retries,
         "unprocessed_items": 0,
         "errors": errors or {},
+        "units": units or {},
+        "hot_key": hot_key,
         "p50_ms": p50,
         "p95_ms": p95,
         "p99_ms": p99,
@@ -141,3 +147,61 @@ def steady(
                 )
             )
     return events
+
+
+def pattern(
+    id: str,
+    operation: str,
+    rate: float,
+    *,
+    table: str = "chat",
+    index: str | None = None,
+    latency: tuple[float, float] | None = None,
+    description: str = "",
+) -> dict[str, Any]:
+    """One access pattern as a design run writes it in ``results["design"]["patterns"]``."""
+    return {
+        "id": id,
+        "description": description or id,
+        "operation": operation,
+        "table": table,
+        "index": index,
+        "rate": rate,
+        "latency": None if latency is None else {"percentile": latency[0], "ms": latency[1]},
+    }
+
+
+def with_design(
+    results: dict[str, Any],
+    patterns: list[dict[str, Any]],
+    *,
+    empty: bool = False,
+    items: int = 1000,
+    offered: dict[str, tuple[int, int]] | None = None,
+    rate_scale: float = 0.1,
+) -> dict[str, Any]:
+    """``results`` of a design run: its patterns, its starting data and, given ``offered``
+    (pattern id to offered and achieved arrivals), an open-model ``load`` section."""
+    results["design"] = {
+        "file": "chat.yaml",
+        "name": "default",
+        "patterns": patterns,
+        "starting_data": {
+            "items": 0 if empty else items,
+            "empty": empty,
+            "note": "no items written before the load" if empty else f"{items} items",
+        },
+    }
+    if offered is not None:
+        results["load"] = {
+            "model": "open",
+            "rate": sum(p["rate"] for p in patterns),
+            "rates": {p["id"]: p["rate"] for p in patterns},
+            "arrivals": "constant",
+            "scale": rate_scale,
+            "operations": [
+                {"operation": op, "offered": o, "achieved": a, "dropped": 0}
+                for op, (o, a) in offered.items()
+            ],
+        }
+    return results

@@ -158,9 +158,11 @@ class BaseDynamoClient:
     """What every DynamoDB client of the harness shares: the call contract and its event.
 
     A transport implements `_send` (one call, retries included); `call` adds the table and
-    ``ReturnConsumedCapacity``, times the call and reports it through `fire`, the one place
-    a request event is built. So the boto3 client and the fast client report alike, down to
-    the context keys the recorder, the heat accounting and the exporter read.
+    ``ReturnConsumedCapacity`` (``INDEXES`` unless told otherwise: the units of each index a
+    write touches, which ``TOTAL`` folds into the table's), times the call and reports it
+    through `fire`, the one place a request event is built. So the boto3 client and the fast
+    client report alike, down to the context keys the recorder, the heat accounting and the
+    exporter read.
     """
 
     botocore: Any
@@ -171,7 +173,7 @@ class BaseDynamoClient:
         environment: Any,
         *,
         retry: RetryPolicy | None = None,
-        return_consumed_capacity: str = "TOTAL",
+        return_consumed_capacity: str = "INDEXES",
     ) -> None:
         self.environment = environment
         self.retry = retry or RetryPolicy()
@@ -193,10 +195,11 @@ class BaseDynamoClient:
         """Call ``operation`` with ``params`` and report it as access pattern ``name``.
 
         ``pk``/``sk`` name the key a single-item call touches; multi-item calls (batches,
-        transactions) pass every partition key they touch as ``partition_keys``. A write that
-        also writes GSI entries names their partition keys per index in ``index_keys``, so GSI
-        heat is seen too. Returns the
-        parsed response; a final failure is reported to Locust and raised as `DynamoDBError`.
+        transactions) pass every partition key they touch as ``partition_keys``. The index
+        entries a write touches are worked out from the table's schema and the request
+        (`loadgen.model.index_writes`); ``index_keys`` (partition keys per index) overrides
+        that where the caller knows better. Returns the parsed response; a final failure is
+        reported to Locust and raised as `DynamoDBError`.
         """
         if operation not in _MULTI_TABLE_OPERATIONS:
             params.setdefault("TableName", table)

@@ -45,7 +45,7 @@ class DynamoClient(BaseDynamoClient):
         endpoint_url: str | None = None,
         region: str | None = None,
         retry: RetryPolicy | None = None,
-        return_consumed_capacity: str = "TOTAL",
+        return_consumed_capacity: str = "INDEXES",
         session: boto3.session.Session | None = None,
     ) -> None:
         super().__init__(

@@ -108,7 +108,7 @@ class FastDynamoClient(BaseDynamoClient):
         endpoint_url: str | None = None,
         region: str | None = None,
         retry: RetryPolicy | None = None,
-        return_consumed_capacity: str = "TOTAL",
+        return_consumed_capacity: str = "INDEXES",
         session: boto3.session.Session | None = None,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         timeout: float = DEFAULT_TIMEOUT,

@@ -11,6 +11,11 @@ space as a modeled partition. Per *lane* (table or index, read or write) and buc
   spread evenly over the keys it touched in that table or index;
 - throttled attempts: each key of a throttled attempt counts it.
 
+A write's index entries are counted on the index's write lane at the index's partition key:
+as the caller names them (``index_keys`` in the context), or else as the table's schema and
+the request show them (`loadgen.model.index_writes`: a PutItem's item, an UpdateItem's SET of
+an index key, batch and transaction puts and updates; a delete's old index keys are unknown).
+
 Keys that are unknown (a Scan) land in an extra slot, bucket ``"none"``. Per table and index
 two Space-Saving sketches keep the hottest keys by requests and by consumed units, so memory
 and exported series stay flat whatever the number of distinct keys. Keys can be replaced by
@@ -42,6 +47,7 @@ from loadgen.errors import ConfigError
 from loadgen.heat import consumed
 from loadgen.heat.sketch import HeavyHitter, SpaceSaving
 from loadgen.model.hashing import bucket_of, key_hasher
+from loadgen.model.index_writes import index_writes, writes_indexes
 from loadgen.model.schema import TableSchema
 
 __all__ = [
@@ -49,9 +55,11 @@ __all__ = [
     "DEFAULT_TOP_K",
     "FIELDS",
     "MAX_BUCKETS",
+    "PATTERN_SKETCH_CAPACITY",
     "HeatConfig",
     "HeatMap",
     "Lane",
+    "ScopeTally",
     "key_hasher",
 ]
 
@@ -65,6 +73,9 @@ DEFAULT_TOP_K = 20
 """Hottest keys exported per table or index, by requests and by consumed units."""
 FIELDS = 3
 """Counters per bucket: requests, consumed units, throttled attempts."""
+PATTERN_SKETCH_CAPACITY = 64
+"""Counters of an access pattern's own hot-key sketch: it names the pattern's hottest key, and
+any key above 1/64 of the pattern's touches is held; a worker's report stays small."""
 _KEY_CACHE = 1 << 14
 # Hashing a key costs about 0.8 µs; hot keys repeat, so a small bounded cache of recent keys
 # saves most of it while keeping memory flat under millions of distinct keys.
@@ -161,6 +172,89 @@ class Lane:
         return [a + b for a, b in zip(self.totals, self.now, strict=True)]
 
 
+class ScopeTally:
+    """One access pattern's account, per table and index: units charged and keys touched.
+
+    `HeatMap.record` fills it with the figures it gives the lanes, so a pattern's units add up
+    to the heat's. Units are ``[read, write]`` per ``(table, index)``; keys are a small
+    Space-Saving sketch per ``(table, index)``, keyed as the heat keys them (hashed or not).
+
+        tally = ScopeTally()
+        heat.record("Query", context, response, tally=tally)
+        tally.units[("t", "GSI1")]   # [read units, write units]
+        tally.hottest()              # ("t", "GSI1", HeavyHitter("STATUS#online", ...), 0.92)
+    """
+
+    __slots__ = ("capacity", "keys", "turn", "units")
+
+    def __init__(self, capacity: int = PATTERN_SKETCH_CAPACITY) -> None:
+        self.capacity = capacity
+        self.turn = 0
+        """Which key of a call of several the sketch takes next."""
+        self.units: dict[tuple[str, str | None], list[float]] = {}
+        self.keys: dict[tuple[str, str | None], SpaceSaving] = {}
+
+    def touched(self, table: str, index: str | None, access: str, units: float) -> SpaceSaving:
+        """Note a touch of ``(table, index)`` costing ``units``; the sketch to add its keys to."""
+        scope = (table, index)
+        spent = self.units.get(scope)
+        if spent is None:
+            spent = self.units[scope] = [0.0, 0.0]
+        if units:
+            spent[access == "write"] += units
+        sketch = self.keys.get(scope)
+        if sketch is None:
+            sketch = self.keys[scope] = SpaceSaving(self.capacity)
+        return sketch
+
+    def charge(self, table: str, index: str | None, access: str, units: float) -> None:
+        """Add units spent on ``(table, index)`` without a key touch."""
+        spent = self.units.get((table, index))
+        if spent is None:
+            spent = self.units[(table, index)] = [0.0, 0.0]
+        spent[access == "write"] += units
+
+    def hottest(self) -> tuple[str, str | None, HeavyHitter, float] | None:
+        """The pattern's hottest key: (table, index, key, share), or None if it touched none.
+
+        The key the pattern touched most, over its table and indexes; its share is of the
+        pattern's touches of that table or index: a status key that every write of the
+        pattern puts in an index has a share of 1, whatever else the writes touch.
+        """
+        best: tuple[str, str | None, HeavyHitter, float] | None = None
+        for (table, index), sketch in self.keys.items():
+            top = sketch.top(1)
+            if top and sketch.total and (best is None or top[0].count > best[2].count):
+                best = (table, index, top[0], top[0].count / sketch.total)
+        return best
+
+    def merge(self, other: ScopeTally) -> None:
+        for scope, (read, write) in other.units.items():
+            spent = self.units.setdefault(scope, [0.0, 0.0])
+            spent[0] += read
+            spent[1] += write
+        for scope, sketch in other.keys.items():
+            mine = self.keys.get(scope)
+            if mine is None:
+                self.keys[scope] = mine = SpaceSaving(self.capacity)
+            mine.merge(sketch)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "units": [[t, i, read, write] for (t, i), (read, write) in self.units.items()],
+            "keys": [[t, i, sketch.to_dict()] for (t, i), sketch in self.keys.items()],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScopeTally:
+        tally = cls()
+        for table, index, read, write in data.get("units", ()):
+            tally.units[(table, index)] = [float(read), float(write)]
+        for table, index, sketch in data.get("keys", ()):
+            tally.keys[(table, index)] = SpaceSaving.from_dict(sketch)
+        return tally
+
+
 class HeatMap:
     """Heat per lane and bucket, hot keys per table and index, and a per-second timeline.
 
@@ -176,8 +270,13 @@ class HeatMap:
         self, config: HeatConfig | None = None, tables: Iterable[TableSchema] = ()
     ) -> None:
         self.config = config or HeatConfig()
-        self.tables: dict[str, TableSchema] = {schema.name: schema for schema in tables}
-        """Schemas by table name, for consumed units computed from item sizes."""
+        self.tables: dict[str, TableSchema] = {}
+        """Schemas by table name, for consumed units computed from item sizes and for the
+        index entries a write touches."""
+        self._indexed = False
+        """Whether a known table has an index: else a write needs no look for index keys."""
+        for schema in tables:
+            self.add_table(schema)
         self.lanes: dict[tuple[str, str | None, str], Lane] = {}
         self.sketches: dict[tuple[str, str | None], tuple[SpaceSaving, SpaceSaving]] = {}
         """Per (table, index): the sketches by requests and by consumed units."""
@@ -196,8 +295,10 @@ class HeatMap:
         self._locate = locate
 
     def add_table(self, schema: TableSchema) -> None:
-        """Know a table's schema, to compute consumed units from item sizes."""
+        """Know a table's schema, to compute consumed units from item sizes and to find the
+        index entries its writes touch."""
         self.tables[schema.name] = schema
+        self._indexed = any(writes_indexes(known) for known in self.tables.values())
 
     # The per-request path: keep it lean (see benchmarks/bench_heat.py).
     def record(
@@ -206,8 +307,13 @@ class HeatMap:
         context: Mapping[str, Any],
         response: Mapping[str, Any] | None = None,
         start_time: float | None = None,
+        tally: ScopeTally | None = None,
     ) -> None:
-        """Count one call from its Locust request-event ``context`` (see `DynamoClient`)."""
+        """Count one call from its Locust request-event ``context`` (see `DynamoClient`).
+
+        ``tally``, when given, receives what the call charged and touched per table and
+        index (the access pattern's own account, `ScopeTally`): the same figures the lanes get.
+        """
         second = int(time.time() if start_time is None else start_time)
         if second > self._second:
             self._roll(second)
@@ -218,24 +324,44 @@ class HeatMap:
         access = "read" if operation in consumed.READ_OPERATIONS else "write"
         throttled = float(context.get("throttled_attempts") or 0)
         keys = context.get("partition_keys") or (context.get("partition_key"),)
-        index_keys: Mapping[str, Any] = context.get("index_keys") or {}
+        given = context.get("index_keys")
+        if given:
+            # Declared by the caller: it wins over what the request shows.
+            index_keys = {(table, name): ikeys for name, ikeys in given.items()}
+        elif self._indexed and access == "write":
+            index_keys = self._index_keys(operation, context)
+        else:
+            index_keys = _NO_INDEX_KEYS
         source = self.config.capacity_source
         reported = context.get("consumed_capacity")
         if source == "computed" or (source == "auto" and not reported):
-            self._touch(table, index, access, keys, 0.0, throttled)
-            for index_name, ikeys in index_keys.items():
-                self._touch(table, index_name, "write", ikeys, 0.0, throttled)
-            self._charge(operation, context, response or {})
-        elif type(reported) is dict and len(reported) == 2 and reported.get("TableName") == table:
-            # The usual answer to ReturnConsumedCapacity=TOTAL: one figure for one table.
+            self._touch(table, index, access, keys, 0.0, throttled, tally)
+            for (scope_table, index_name), ikeys in index_keys.items():
+                self._touch(scope_table, index_name, "write", ikeys, 0.0, throttled, tally)
+            self._charge(operation, context, response or {}, tally)
+        elif type(reported) is dict and reported.get("TableName") == table and _whole(reported):
+            # The usual answer to ReturnConsumedCapacity=TOTAL (or INDEXES of a table without
+            # indexes): one figure for one table.
             units = float(reported.get("CapacityUnits") or 0.0)
-            self._touch(table, index, access, keys, units, throttled)
-            for index_name, ikeys in index_keys.items():
-                self._touch(table, index_name, "write", ikeys, 0.0, throttled)
+            self._touch(table, index, access, keys, units, throttled, tally)
+            for (scope_table, index_name), ikeys in index_keys.items():
+                self._touch(scope_table, index_name, "write", ikeys, 0.0, throttled, tally)
         else:
             self._record_breakdown(
-                operation, reported, table, index, access, keys, throttled, index_keys
+                operation, reported, table, index, access, keys, throttled, index_keys, tally
             )
+
+    def _index_keys(
+        self, operation: str, context: Mapping[str, Any]
+    ) -> dict[tuple[str, str | None], list[Any]]:
+        """The index entries a write's request shows it touches (`loadgen.model.index_writes`)."""
+        request = context.get("request")
+        if not request:
+            return _NO_INDEX_KEYS
+        found: dict[tuple[str, str | None], list[Any]] = {}
+        for table, index, key in index_writes(operation, request, self.tables):
+            found.setdefault((table, index), []).append(key)
+        return found
 
     def _record_breakdown(
         self,
@@ -246,36 +372,38 @@ class HeatMap:
         access: str,
         keys: Any,
         throttled: float,
-        index_keys: Mapping[str, Any],
+        index_keys: Mapping[tuple[str, str | None], Any],
+        tally: ScopeTally | None,
     ) -> None:
         # Reported units of several tables, of indexes, or split into read and write.
         main = 0.0
-        per_index: dict[str, float] = {}
+        per_index: dict[tuple[str, str | None], float] = {}
         extra: list[tuple[str, str | None, str, Any, float]] = []
         for scope_table, scope_index, read, write in consumed.reported_units(
             operation, reported, table, index
         ):
+            scope = (scope_table, scope_index)
             if scope_table == table and scope_index == index:
                 main += read if access == "read" else write
                 other, spent = ("write", write) if access == "read" else ("read", read)
                 if spent:
                     extra.append((table, index, other, keys, spent))
-            elif scope_table == table and scope_index is not None and scope_index in index_keys:
-                per_index[scope_index] = per_index.get(scope_index, 0.0) + write
+            elif scope_index is not None and scope in index_keys:
+                per_index[scope] = per_index.get(scope, 0.0) + write
                 if read:
-                    extra.append((table, scope_index, "read", index_keys[scope_index], read))
+                    extra.append((scope_table, scope_index, "read", index_keys[scope], read))
             else:
                 # Units of a table or index whose keys the call did not name.
                 for kind, spent in (("read", read), ("write", write)):
                     if spent:
                         extra.append((scope_table, scope_index, kind, (None,), spent))
-        self._touch(table, index, access, keys, main, throttled)
-        for index_name, ikeys in index_keys.items():
+        self._touch(table, index, access, keys, main, throttled, tally)
+        for scope, ikeys in index_keys.items():
             self._touch(
-                table, index_name, "write", ikeys, per_index.get(index_name, 0.0), throttled
+                scope[0], scope[1], "write", ikeys, per_index.get(scope, 0.0), throttled, tally
             )
         for scope_table, scope_index, kind, scope_keys, spent in extra:
-            self._touch(scope_table, scope_index, kind, scope_keys, spent, 0.0, count=False)
+            self._touch(scope_table, scope_index, kind, scope_keys, spent, 0.0, tally, count=False)
 
     def _touch(
         self,
@@ -285,6 +413,7 @@ class HeatMap:
         keys: Any,
         units: float,
         throttled: float,
+        tally: ScopeTally | None = None,
         *,
         count: bool = True,
     ) -> None:
@@ -293,6 +422,12 @@ class HeatMap:
         by_requests, by_units = lane.sketches
         share = units / len(keys) if keys else 0.0
         locate = self._locate
+        pattern_keys = None
+        if tally is not None:
+            if count:
+                pattern_keys = tally.touched(table, index, access, units)
+            elif units:
+                tally.charge(table, index, access, units)
         for key in keys:
             if key is None:
                 bucket, label = self.config.buckets, None
@@ -308,9 +443,23 @@ class HeatMap:
                     by_requests.add(label)
                 if share:
                     by_units.add(label, share)
+        if pattern_keys is not None and tally is not None and keys:
+            # The pattern's sketch takes one key a call, in turn, weighted by the call's keys:
+            # its estimates stay those of every key, its cost that of one (a batch of 10 keys
+            # new to a full sketch would evict 10 times).
+            n = len(keys)
+            key = keys[tally.turn % n] if n > 1 else keys[0]
+            if n > 1:
+                tally.turn += 1
+            if key is not None:
+                pattern_keys.add(locate(key)[1], float(n))
 
     def _charge(
-        self, operation: str, context: Mapping[str, Any], response: Mapping[str, Any]
+        self,
+        operation: str,
+        context: Mapping[str, Any],
+        response: Mapping[str, Any],
+        tally: ScopeTally | None,
     ) -> None:
         request = context.get("request")
         if request is None:
@@ -327,7 +476,14 @@ class HeatMap:
             if charge.units:
                 key = (charge.key,)
                 self._touch(
-                    charge.table, charge.index, charge.kind, key, charge.units, 0.0, count=False
+                    charge.table,
+                    charge.index,
+                    charge.kind,
+                    key,
+                    charge.units,
+                    0.0,
+                    tally,
+                    count=False,
                 )
 
     def _warn_once(self, topic: str, message: str) -> None:
@@ -496,6 +652,16 @@ class HeatMap:
                     }
                 )
         return rows
+
+
+_NO_INDEX_KEYS: dict[tuple[str, str | None], list[Any]] = {}
+# Shared, never written: a call that touches no index entry.
+
+
+def _whole(reported: Mapping[str, Any]) -> bool:
+    """Whether reported units are one figure for one table: ``TOTAL``, or ``INDEXES`` of a
+    call that touched no index (``Table`` beside the total, nothing else)."""
+    return len(reported) == 2 or (len(reported) == 3 and "Table" in reported)
 
 
 def _add_column(lane: Lane, second: int, values: Any) -> None:

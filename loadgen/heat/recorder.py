@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loadgen.errors import ConfigError
-from loadgen.heat.heatmap import HeatConfig, HeatMap
+from loadgen.heat.heatmap import HeatConfig, HeatMap, ScopeTally
 from loadgen.heat.load import LoadLedger
 
 __all__ = ["LATENCY_BUCKETS_S", "LatencyHistogram", "OperationCounts", "RunRecorder", "key_scope"]
@@ -36,6 +36,10 @@ _BOUNDS_MS = tuple(bound * 1000.0 for bound in LATENCY_BUCKETS_S)
 def key_scope(table: str, index: str | None) -> str:
     """The label under which a table's (or a GSI's) partition keys are counted."""
     return table if index is None else f"{table}/{index}"
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else round(value, 6)
 
 
 class LatencyHistogram:
@@ -72,7 +76,12 @@ class LatencyHistogram:
 
 @dataclass
 class OperationCounts:
-    """Counts for one (operation, access pattern) pair."""
+    """Counts for one (operation, access pattern) pair.
+
+    ``tally`` holds the units the pattern's calls consumed per table and index, read and
+    write, and a small sketch of the partition keys they touched (`ScopeTally`): the same
+    figures the heat lanes were given.
+    """
 
     requests: int = 0
     attempts: int = 0
@@ -81,6 +90,7 @@ class OperationCounts:
     unprocessed: int = 0
     failures: Counter[str] = field(default_factory=Counter)
     latency: LatencyHistogram = field(default_factory=LatencyHistogram)
+    tally: ScopeTally = field(default_factory=ScopeTally)
 
     def merge(self, other: OperationCounts) -> None:
         self.requests += other.requests
@@ -90,6 +100,31 @@ class OperationCounts:
         self.unprocessed += other.unprocessed
         self.failures.update(other.failures)
         self.latency.merge(other.latency)
+        self.tally.merge(other.tally)
+
+    def units(self) -> dict[str, dict[str, float]]:
+        """Units consumed per table and index (``table`` or ``table/index``), read and write."""
+        return {
+            key_scope(table, index): {"read": _number(read), "write": _number(write)}
+            for (table, index), (read, write) in sorted(
+                self.tally.units.items(), key=lambda item: (item[0][0], item[0][1] or "")
+            )
+        }
+
+    def hot_key(self) -> dict[str, Any] | None:
+        """The pattern's hottest partition key: key, its share, and the table and index."""
+        hottest = self.tally.hottest()
+        if hottest is None:
+            return None
+        table, index, hitter, share = hottest
+        return {
+            "key": hitter.key,
+            "share": round(share, 6),
+            "table": table,
+            "index": index,
+            "touches": _number(hitter.count),
+            "error": _number(hitter.error),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +135,7 @@ class OperationCounts:
             "unprocessed": self.unprocessed,
             "failures": dict(self.failures),
             "latency": [self.latency.counts, self.latency.sum_ms],
+            "tally": self.tally.to_dict(),
         }
 
     @classmethod
@@ -112,6 +148,7 @@ class OperationCounts:
             unprocessed=data["unprocessed"],
             failures=Counter(data["failures"]),
             latency=LatencyHistogram(list(data["latency"][0]), float(data["latency"][1])),
+            tally=ScopeTally.from_dict(data.get("tally") or {}),
         )
 
 
@@ -205,7 +242,11 @@ class RunRecorder:
         if exception is not None:
             counts.failures[context.get("error_code") or type(exception).__name__] += 1
         self.heat.record(
-            request_type, context, response if isinstance(response, dict) else None, start_time
+            request_type,
+            context,
+            response if isinstance(response, dict) else None,
+            start_time,
+            counts.tally,
         )
 
     def _on_report_to_master(self, client_id: str, data: dict[str, Any]) -> None:

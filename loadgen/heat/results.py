@@ -34,10 +34,15 @@ def _operation_row(entry: Any, counts: OperationCounts | None, duration_s: float
         "requests_per_s": entry.num_requests / duration_s if duration_s > 0 else 0.0,
         "avg_ms": entry.avg_response_time,
         "max_ms": entry.max_response_time,
+        "attempts": counts.attempts,
         "throttled_attempts": counts.throttled_attempts,
         "retries": counts.retries,
         "unprocessed_items": counts.unprocessed,
         "errors": dict(counts.failures),
+        # Units per table and index, read and write, as the heat lanes got them, and the
+        # pattern's hottest partition key.
+        "units": counts.units(),
+        "hot_key": counts.hot_key(),
     }
     for p in PERCENTILES:
         value = entry.get_response_time_percentile(p) if entry.num_requests else None

@@ -31,6 +31,7 @@ from typing import Any
 
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
+from loadgen.verdict.patterns import pattern_verdicts
 from loadgen.verdict.thresholds import Gate, Thresholds
 
 __all__ = [
@@ -264,6 +265,23 @@ def _delivery_check(gate: Gate, results: dict[str, Any]) -> Check:
     return check
 
 
+def _patterns_check(gate: Gate, results: dict[str, Any]) -> Check:
+    """The share of a design run's access patterns whose verdict passed, naming the others."""
+    if not results.get("design"):
+        return _verdict(gate, "run", None, "", "not a design run: no access patterns to judge")
+    verdicts = pattern_verdicts(results)
+    if not verdicts:
+        return Check(gate, "run", FAIL, None, "the design lists no access patterns")
+    passed = sum(v.passed for v in verdicts)
+    check = _verdict(
+        gate, "run", passed / len(verdicts), f"{passed} of {len(verdicts)} patterns passed: "
+    )
+    failing = "; ".join(f"{v.id}: {v.reason}" for v in verdicts if not v.passed)
+    if failing:
+        check = Check(gate, "run", check.status, check.measured, f"{check.detail}; {failing}")
+    return check
+
+
 def evaluate(
     results: dict[str, Any], thresholds: Thresholds, baseline: dict[str, Any] | None = None
 ) -> Outcome:
@@ -276,6 +294,9 @@ def evaluate(
     for gate in gates:
         if gate.name == DELIVERY_GATE.name:
             checks.append(_delivery_check(gate, results))
+            continue
+        if gate.name == "min_patterns_passed_ratio":
+            checks.append(_patterns_check(gate, results))
             continue
         if gate.kind.baseline and baseline is None:
             checks.append(Check(gate, gate.selector or "run", SKIP, None, "no --baseline given"))

@@ -6,8 +6,11 @@
   over time without coming back (a time-ordered or monotonically increasing key: the heat
   map shows a stepped band across the key space). Remedy: key by entity and time bucket.
 - **hot GSI key** / **hot key**: one key takes a large share of its index's or table's
-  touches, runs near a partition's ceiling, or draws most of the throttles. Remedy: shard the
-  GSI key; write sharding with N suffixes; caching for a read-hot key.
+  touches, runs near a partition's ceiling, or draws most of the throttles. The remedy follows
+  the kind of units that throttled (the lane with the more throttled attempts on the key, or
+  else the units nearer their ceiling): for writes, shard the GSI key or the table key, N
+  sized on write units; for reads, a Limit on the Query, a sparse index, eventually
+  consistent reads, a cache (DAX), or read shards, N sized on read units.
 - **hot partition range**: several keys of one partition together run hot. Remedy: a
   higher-cardinality partition key.
 
@@ -39,6 +42,8 @@ GUIDES = {
     "uniform-load": "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
     "bp-partition-key-uniform-load.html",
     "caching": "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/DAX.html",
+    "sparse-index": "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
+    "bp-indexes-general-sparse-indexes.html",
 }
 """AWS's developer-guide pages each remedy comes from."""
 
@@ -169,33 +174,53 @@ def _hot_key(facts: _Facts, results: dict[str, Any]) -> Finding | None:
         return None
     write = facts.write.units_per_s if facts.write else 0.0
     read = facts.read.units_per_s if facts.read else 0.0
+    kind = _throttled_kind(results, facts.scope, bucket) or (
+        "read" if read / READ_CEILING > write / WRITE_CEILING else "write"
+    )
     counted = (
         " (counting one unit per index write, the least one costs)"
         if facts.write and facts.write.basis == "requests"
         else ""
     )
+    throttled_on = f", on {kind}s" if key_throttled else ""
     evidence = (
         f"{hot.key} takes {hot.share:.0%} of the {facts.touches:.0f} key touches of "
-        f"{facts.scope.name}; over its busiest {facts.window_s:g} s it ran at {write:.0f} write "
-        f"and {read:.0f} read units/s at AWS scale{counted}, where a partition serves "
+        f"{facts.scope.name}; over its busiest {facts.window_s:g} s it ran at {write:,.0f} write "
+        f"and {read:,.0f} read units/s at AWS scale{counted}, where a partition serves "
         f"{WRITE_CEILING:,.0f} and {READ_CEILING:,.0f}; {key_throttled:.0f} of the "
-        f"{facts.throttled:.0f} throttled attempts fell on its partition."
+        f"{facts.throttled:.0f} throttled attempts fell on its partition{throttled_on}."
     )
+    # A throttled key's measured rate is what its partition let through, not the demand.
+    higher = "; the key was throttled, so the demand was higher: take N larger" * bool(
+        key_throttled
+    )
+    index = facts.scope.index
+    if kind == "read":
+        remedy, guide = _read_remedy(hot.key, read, index, higher), GUIDES["caching"]
+        if index is not None:
+            guide = GUIDES["sparse-index"]
+        where = f"on index {index} of {facts.scope.table}" if index else f"on {facts.scope.name}"
+        return Finding(
+            "hot-gsi-key" if index is not None else "hot-key",
+            facts.scope.name,
+            (hot.key,),
+            f"A read-hot {'GSI ' if index is not None else ''}key: {hot.key} {where}",
+            evidence,
+            remedy,
+            guide,
+            key_throttled + facts.risk(),
+        )
     shards = max(2, math.ceil(write / (RISK * WRITE_CEILING)))
     sizing = (
         f"N = {shards} keeps each shard under half a partition's 1,000 write units/s at "
-        "the rate measured"
+        f"the rate measured{higher}."
     )
-    if key_throttled:
-        # A throttled key's measured rate is what its partition let through, not the demand.
-        sizing += "; the key was throttled, so the demand was higher: take N larger"
-    sizing += "."
-    if facts.scope.index is not None:
+    if index is not None:
         return Finding(
             "hot-gsi-key",
             facts.scope.name,
             (hot.key,),
-            f"A hot GSI key: {hot.key} on index {facts.scope.index} of {facts.scope.table}",
+            f"A hot GSI key: {hot.key} on index {index} of {facts.scope.table}",
             evidence + " An index short of write capacity throttles the table's writes too "
             "(back-pressure), so the table's writers fail or retry.",
             f"Shard the index key: write {hot.key}#<0..N-1> with the suffix computed from the "
@@ -204,30 +229,57 @@ def _hot_key(facts: _Facts, results: dict[str, Any]) -> Finding | None:
             GUIDES["gsi-sharding"],
             key_throttled + facts.risk(),
         )
-    if read / READ_CEILING > write / WRITE_CEILING:
-        remedy, guide = (
-            f"Cache the reads of {hot.key} (DynamoDB Accelerator or an application cache) so "
-            "repeated reads stop reaching its partition; eventually consistent reads cost half "
-            "as much. If the reads need fresh data, replicate the item under N keys and read "
-            "one at random.",
-            GUIDES["caching"],
-        )
-    else:
-        remedy, guide = (
-            f"Shard the key's writes: spread them over {hot.key}#<0..N-1> with a random or "
-            f"calculated suffix and read by fetching the N keys (BatchGetItem) and combining. "
-            f"{sizing}",
-            GUIDES["write-sharding"],
-        )
     return Finding(
         "hot-key",
         facts.scope.name,
         (hot.key,),
         f"One hot key: {hot.key} on {facts.scope.name}",
         evidence,
-        remedy,
-        guide,
+        f"Shard the key's writes: spread them over {hot.key}#<0..N-1> with a random or "
+        f"calculated suffix and read by fetching the N keys (BatchGetItem) and combining. "
+        f"{sizing}",
+        GUIDES["write-sharding"],
         key_throttled + facts.risk(),
+    )
+
+
+def _throttled_kind(results: dict[str, Any], scope: Scope, bucket: int | None) -> str | None:
+    """``read`` or ``write``: the lane with the more throttled attempts on the key's bucket
+    (on the whole scope when keys were hashed); None when neither throttled."""
+    throttled = {"read": 0.0, "write": 0.0}
+    for lane in analysis.lanes_of(results, scope):
+        grid = lane["throttled_attempts"]
+        spent = sum(map(sum, grid)) if bucket is None else sum(row[bucket] for row in grid)
+        throttled[lane["access"]] = throttled.get(lane["access"], 0.0) + spent
+    if not any(throttled.values()):
+        return None
+    return "read" if throttled["read"] > throttled["write"] else "write"
+
+
+def _read_remedy(key: str, read: float, index: str | None, higher: str) -> str:
+    """Read-side remedies for a key read past its partition, sized on read units."""
+    shards = max(2, math.ceil(read / (RISK * READ_CEILING)))
+    copy = "copy" if index is None else "shard"
+    sizing = (
+        f"N = {shards} keeps each {copy} under half a partition's {READ_CEILING:,.0f} read "
+        f"units/s at the {read:,.0f} read units/s measured{higher}."
+    )
+    if index is None:
+        return (
+            f"Cache the reads of {key} (DynamoDB Accelerator, DAX, or an application cache) so "
+            "repeated reads stop reaching its partition; read eventually consistent where the "
+            "data allows (half the units of a strongly consistent read); where a Query reads "
+            "it, give the Query a Limit (one page of what the caller shows). If the reads must "
+            f"stay, replicate the item under {key}#<0..N-1> and read one copy at random. " + sizing
+        )
+    return (
+        f"Read less of {key}: give the Query a Limit (one page of what the caller shows) and "
+        f"stop paging early; keep index {index} sparse (write its key only on the items this "
+        "query needs, so each read returns fewer entries, and project only what it shows; its "
+        "reads are already eventually consistent); cache the answer (DynamoDB Accelerator, "
+        "DAX, or an application cache) so repeated reads stop reaching the partition. If the "
+        f"reads must stay, spread the entries over {key}#<0..N-1> and read one shard, or all "
+        "N in parallel and merge. " + sizing
     )
 
 

@@ -23,8 +23,9 @@ from typing import Any
 from loadgen.errors import ConfigError
 from loadgen.verdict import analysis
 from loadgen.verdict.diagnosis import Finding, diagnose
+from loadgen.verdict.patterns import pattern_verdicts, pattern_verdicts_html
 
-__all__ = ["CHARTS", "build_html", "require_matplotlib", "write_report"]
+__all__ = ["CHARTS", "build_html", "load_words", "require_matplotlib", "write_report"]
 
 CHARTS = {
     "heatmap.png": (
@@ -71,6 +72,8 @@ td:first-child, th:first-child, td.text { text-align: left; }
 code { background: #f2f3f4; padding: 0 .2em; }
 img { max-width: 100%; border: 1px solid #e5e7e9; }
 .note { color: #566573; font-size: .92em; }
+td.verdict.fail { background: #fdedec; } td.verdict.pass { background: #eafaf1; }
+td.verdict.empty { background: #fef5e7; }
 """
 
 
@@ -150,6 +153,23 @@ def _hot_keys(results: dict[str, Any], scale: float) -> str:
     return f"<table>{head}{''.join(rows)}</table>{note}"
 
 
+def load_words(results: dict[str, Any]) -> str:
+    """The load a run put on, in words: a rate run's rate and arrivals, or its users.
+
+    >>> load_words({"duration_s": 30.0, "run": {}, "load": {"rate": 1000.0,
+    ...             "arrivals": "constant"}})
+    '1,000 operations/s (open model, constant arrivals) for 30 s'
+    """
+    load = results.get("load")
+    duration = f"{results['duration_s']:.3g} s"
+    if load:
+        return (
+            f"{load.get('rate', 0):,.0f} operations/s (open model, "
+            f"{load.get('arrivals') or 'constant'} arrivals) for {duration}"
+        )
+    return f"{results['run'].get('users', '?')} users for {duration}"
+
+
 def build_html(results: dict[str, Any], images: dict[str, bytes]) -> str:
     """The report page, with ``images`` (file name to PNG bytes) embedded."""
     run = results["run"]
@@ -159,7 +179,7 @@ def build_html(results: dict[str, Any], images: dict[str, bytes]) -> str:
     facts = [
         ("Workload", f"{run.get('workload')}, design {run.get('design')}"),
         ("Keys", f"{run.get('distribution')} over {run.get('keys')} keys, seed {run.get('seed')}"),
-        ("Load", f"{run.get('users', '?')} users for {results['duration_s']:.1f} s"),
+        ("Load", load_words(results)),
         ("Target", run.get("target")),
         (
             "Scale",
@@ -186,10 +206,20 @@ def build_html(results: dict[str, Any], images: dict[str, bytes]) -> str:
             f'<img src="data:image/png;base64,{data}" alt="{_e(chart_title)}">'
         )
     findings = "".join(_finding(f) for f in diagnose(results))
+    verdicts = pattern_verdicts(results)
+    patterns = (
+        f"<h2>Access patterns: verdicts</h2>{pattern_verdicts_html(verdicts)}"
+        '<p class="note">Rates are operations/s at AWS scale. Throttled: throttled attempts '
+        "over attempts (the SDK's retries included). The hottest key is the partition key the "
+        "pattern's calls touched most, on the table or the index named.</p>"
+        if verdicts
+        else ""
+    )
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{_e(title)}</h1><table>{info}</table>"
+        f"{patterns}"
         f"<h2>Diagnosis</h2>{findings}"
         f"<h2>Hot keys per table and index</h2>{_hot_keys(results, scale)}"
         f"{''.join(charts)}"

@@ -11,6 +11,7 @@ A YAML or TOML mapping with up to four sections; every gate is a name and a numb
     run:                 # the run's totals
       max_failure_ratio: 0.01
       max_p99_ms: 2000
+      min_patterns_passed_ratio: 1   # a design run: every access pattern's verdict passes
     operations:          # per access pattern (``counter.increment``) or operation
       "counter.*":       # (``UpdateItem``); shell-style globs
         max_throttled_ratio: 0.05
@@ -89,6 +90,11 @@ GATES: dict[str, GateKind] = {
     "min_requests": GateKind(_RUN, "count", minimum=True, integer=True, expects="an integer >= 0"),
     # A rate run's delivery (always checked for one, at 0.95 unless the file says otherwise).
     "min_load_delivered_ratio": GateKind(
+        ("run",), "ratio", highest=1.0, minimum=True, expects=_RATIO
+    ),
+    # A design run's verdicts per access pattern (`loadgen.verdict.patterns`): 1 asks that
+    # every pattern passes.
+    "min_patterns_passed_ratio": GateKind(
         ("run",), "ratio", highest=1.0, minimum=True, expects=_RATIO
     ),
     # Per table or index, from the hot-key sketches and the heat matrix.

@@ -237,8 +237,9 @@ def test_partly_throttled_batch_reports_unprocessed_items(clients) -> None:
             f"batch-{kind}": [{"PutRequest": {"Item": {"pk": {"S": "hot"}}}}]
         }
         assert fired[kind]["unprocessed"] == 1
+        # The clients ask for INDEXES: the table's own share beside the total.
         assert responses[kind]["ConsumedCapacity"] == [
-            {"TableName": f"batch-{kind}", "CapacityUnits": 1.0}
+            {"TableName": f"batch-{kind}", "CapacityUnits": 1.0, "Table": {"CapacityUnits": 1.0}}
         ]
     for key in ("attempts", "throttled_attempts", "error_code", "unprocessed"):
         assert fired["fast"][key] == fired["boto3"][key]
@@ -424,7 +425,7 @@ def test_the_signature_received_is_botocores(scripted) -> None:
     assert json.loads(body) == {
         "Item": {"pk": {"S": "k"}},
         "TableName": "t",
-        "ReturnConsumedCapacity": "TOTAL",
+        "ReturnConsumedCapacity": "INDEXES",
     }
 
 

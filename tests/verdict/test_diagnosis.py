@@ -101,3 +101,46 @@ def test_most_throttled_finding_comes_first() -> None:
     throttled = steady("b", ["B"], per_second=30, throttled=1)
     events = sorted(quiet + throttled, key=lambda e: e["second"])
     assert [f.scope for f in diagnose(make_results(events))] == ["b", "a"]
+
+
+def status_index(*, reads_throttled: bool) -> list[dict]:
+    """A status index: 5 status writes a second, and 40 "who is online" Queries a second of
+    9.5 read units each; the reads or the writes throttled."""
+    events = []
+    for s in range(10):
+        for i in range(5):
+            events.append(
+                event(s, "UpdateItem", "chat", [f"USER#{s}-{i}"],
+                      throttled=0 if reads_throttled else 1,
+                      index_keys={"GSI1": ["STATUS#online"]})
+            )  # fmt: skip
+        for _ in range(40):
+            events.append(
+                event(s, "Query", "chat", ["STATUS#online"], index="GSI1", units=9.5,
+                      throttled=1 if reads_throttled else 0)
+            )  # fmt: skip
+    return events
+
+
+def test_a_read_hot_gsi_key_gets_read_remedies_sized_on_read_units() -> None:
+    findings = diagnose(make_results(status_index(reads_throttled=True)))
+    finding = next(f for f in findings if f.scope == "chat/GSI1")
+    assert finding.title == "A read-hot GSI key: STATUS#online on index GSI1 of chat"
+    assert "3,800 read units/s" in finding.evidence and "on reads" in finding.evidence
+    for remedy in ("a Limit", "sparse", "DAX", "eventually consistent"):
+        assert remedy in finding.remedy
+    # 3,800 read units/s over half a partition's 3,000: 3 shards. Sized on writes (50 write
+    # units/s at AWS scale) it would have said 2.
+    assert "N = 3 keeps each shard under half a partition's 3,000 read units/s" in finding.remedy
+    assert "write units/s" not in finding.remedy
+    assert finding.guide == GUIDES["sparse-index"]
+
+
+def test_a_write_throttled_gsi_key_keeps_write_sharding_sized_on_write_units() -> None:
+    findings = diagnose(make_results(status_index(reads_throttled=False)))
+    finding = next(f for f in findings if f.scope == "chat/GSI1")
+    assert finding.title == "A hot GSI key: STATUS#online on index GSI1 of chat"
+    assert "on writes" in finding.evidence
+    assert "N = 2 keeps each shard under half a partition's 1,000 write units/s" in finding.remedy
+    assert "Limit" not in finding.remedy
+    assert finding.guide == GUIDES["gsi-sharding"]

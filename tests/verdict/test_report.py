@@ -88,3 +88,31 @@ def test_missing_matplotlib_is_one_line(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ConfigError, match=r"pip install 'partition-heat\[report\]'"):
         require_matplotlib()
+
+
+def test_a_design_run_shows_its_pattern_verdicts_and_a_rate_run_its_rate() -> None:
+    from loadgen.verdict.report import build_html
+    from tests.results_factory import pattern, with_design
+
+    results = with_design(
+        orders_like(),
+        [
+            pattern("orders.create", "TransactWriteItems", 800.0),
+            pattern("orders.get", "GetItem", 200.0, latency=(99.0, 10.0)),
+        ],
+        offered={"orders.create": (1600, 1600), "orders.get": (400, 400)},
+    )
+    results["load"]["rate"] = 1000.0
+    results["operations"][0]["hot_key"] = {
+        "key": "STATUS#<NEW>", "share": 1.0, "table": "orders", "index": "status",
+    }  # fmt: skip
+    page = build_html(results, dict.fromkeys(CHARTS, b""))
+    assert "1,000 operations/s (open model, constant arrivals) for 10 s" in page
+    assert "None users" not in page
+    assert "<h2>Access patterns: verdicts</h2>" in page
+    assert (
+        "FAIL: 34% of attempts throttled on STATUS#&lt;NEW&gt; (index status), writes; "
+        "10% of calls failed (TransactionCanceledException x20)"
+    ) in page
+    # Without a design, no verdict table.
+    assert "Access patterns: verdicts" not in build_html(orders_like(), dict.fromkeys(CHARTS, b""))

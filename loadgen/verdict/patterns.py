@@ -1,0 +1,403 @@
+"""A verdict per access pattern of a design run: was each pattern served as the design asks?
+
+A run of a design file (``loadgen run DESIGN_FILE``) writes its patterns in the results file,
+``results["design"]["patterns"]``: each with its id (the operation rows' ``name``), operation,
+table and index, the rate asked at launch (operations/s at AWS scale) and, optionally, a
+latency need (``{"percentile": 99.0, "ms": 10.0}``). Per pattern this module reads:
+
+- the rate asked and the rate delivered, at AWS scale (an open-model run: achieved over
+  offered times the rate asked; a closed-model run: requests/s over the run's scale);
+- the throttled share: throttled attempts over attempts (the SDK's retries included);
+- p50 and p99, and the percentile the latency need names, against the need;
+- the hottest partition key the pattern touched and its share (``hot_key`` of its row);
+
+and says PASS or FAIL with the reason in words. A run that started on an empty table
+(``design.starting_data.empty``) never passes silently: what would pass is ``EMPTY``, with
+the reason saying the table was empty, since its reads found nothing to read.
+
+    for line in format_pattern_verdicts(pattern_verdicts(load_results("results.json"))):
+        print(line)
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+__all__ = [
+    "EMPTY",
+    "FAIL",
+    "MAX_FAILED_SHARE",
+    "MAX_THROTTLED_SHARE",
+    "MIN_DELIVERED_SHARE",
+    "PASS",
+    "PatternVerdict",
+    "format_pattern_verdicts",
+    "pattern_verdicts",
+    "pattern_verdicts_html",
+]
+
+PASS, FAIL, EMPTY = "PASS", "FAIL", "EMPTY"
+
+MAX_THROTTLED_SHARE = 0.01
+"""Throttled attempts over attempts above which a pattern fails. The SDK retries a throttle,
+so a few throttles cost latency, not errors; but 1 in 100 attempts throttled means the key
+or index runs at its ceiling at this rate, and any growth will show as failures."""
+MAX_FAILED_SHARE = 0.01
+"""Calls that finally failed (after the SDK's retries), over calls, above which a pattern
+fails: an application sees these as errors."""
+MIN_DELIVERED_SHARE = 0.95
+"""The rate delivered over the rate asked below which a pattern fails: a pattern that was
+not offered its load was not tested at it (the same 95% the open model's delivery test
+asks of every window). The other figures still show; the cause is in the run's load lines."""
+
+_READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
+# The need's percentile, the row field that answers it, and how it is named: a percentile
+# the results do not hold is read at the next one up, which can only overstate the latency.
+_PERCENTILE_FIELDS = ((50.0, "p50_ms", "p50"), (95.0, "p95_ms", "p95"), (99.0, "p99_ms", "p99"))
+
+
+@dataclass(frozen=True)
+class PatternVerdict:
+    """One access pattern's figures and verdict.
+
+    verdict = pattern_verdicts(results)[0]
+    verdict.status   # "FAIL"
+    verdict.reason   # "FAIL: 38% of attempts throttled on STATUS#online (index GSI1), reads"
+    """
+
+    id: str
+    description: str
+    operation: str
+    table: str
+    index: str | None
+    rate_asked: float
+    """Operations/s at AWS scale the design asks for."""
+    rate_delivered: float | None
+    """Operations/s at AWS scale the run delivered; None when it cannot be told."""
+    requests: int
+    attempts: int
+    throttled_attempts: int
+    failures: int
+    p50_ms: float | None
+    p99_ms: float | None
+    need_percentile: float | None
+    """The percentile of the latency need (99.0 for p99); None without a need."""
+    need_ms: float | None
+    measured_ms: float | None
+    """The latency at the need's percentile (or the next one the results hold)."""
+    measured_as: str | None
+    """Which figure ``measured_ms`` is: ``p99``, ``max``..."""
+    hot_key: str | None
+    hot_key_share: float | None
+    hot_key_index: str | None
+    """The index the hottest key is on; None for the table."""
+    units: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Units consumed per table and index, read and write, as the results' row has them."""
+    status: str = PASS
+    """``PASS``, ``FAIL`` or ``EMPTY`` (nothing failed, but the run started on an empty table)."""
+    reasons: tuple[str, ...] = ()
+    """Why it failed, or why it is not judged, in words."""
+
+    @property
+    def throttled_share(self) -> float:
+        """Throttled attempts over attempts."""
+        return self.throttled_attempts / self.attempts if self.attempts else 0.0
+
+    @property
+    def delivered_share(self) -> float | None:
+        """Rate delivered over rate asked."""
+        if self.rate_delivered is None or not self.rate_asked:
+            return None
+        return self.rate_delivered / self.rate_asked
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+    @property
+    def reason(self) -> str:
+        """``PASS``, or the status and its reasons: ``FAIL: p99 84 ms over the 10 ms need``."""
+        if not self.reasons:
+            return self.status
+        return f"{self.status}: {'; '.join(self.reasons)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able form, for the results file's ``verdicts``."""
+        data = asdict(self)
+        data["reasons"] = list(self.reasons)
+        data["throttled_share"] = round(self.throttled_share, 6)
+        share = self.delivered_share
+        data["delivered_share"] = None if share is None else round(share, 6)
+        data["reason"] = self.reason
+        return data
+
+
+def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
+    """A verdict per pattern of ``results["design"]``, in the design's order; [] without one."""
+    design = results.get("design")
+    if not design:
+        return []
+    rows = {row["name"]: row for row in results["operations"]}
+    load = results.get("load") or {}
+    offered = {row["operation"]: row for row in load.get("operations") or ()}
+    scale = _scale(results)
+    starting = design.get("starting_data") or {}
+    return [
+        _verdict(pattern, rows.get(pattern["id"]), offered, load, scale, starting)
+        for pattern in design.get("patterns") or ()
+    ]
+
+
+def _scale(results: dict[str, Any]) -> float:
+    """How the run's rates relate to AWS's: the open model's rate scale, else the model's."""
+    plan_scale = (results.get("load") or {}).get("scale")
+    if plan_scale:
+        return float(plan_scale)
+    scale = results["run"].get("scale")
+    return float(scale) if scale else 1.0
+
+
+def _delivered(
+    pattern: dict[str, Any],
+    row: dict[str, Any] | None,
+    offered: dict[str, dict[str, Any]],
+    load: dict[str, Any],
+    scale: float,
+) -> float | None:
+    asked = float(pattern.get("rate") or 0.0)
+    arrivals = offered.get(pattern["id"])
+    if arrivals is not None and arrivals.get("offered"):
+        return asked * min(1.0, float(arrivals["achieved"]) / float(arrivals["offered"]))
+    if load:
+        return 0.0 if asked else None  # a rate run that offered the pattern nothing
+    if row is None:
+        return 0.0
+    return float(row["requests_per_s"]) / scale
+
+
+def _latency(
+    row: dict[str, Any], need: dict[str, Any] | None
+) -> tuple[float | None, float | None, float | None, str | None]:
+    """(need's percentile, need's ms, measured ms, what was measured)."""
+    if not need:
+        return None, None, None, None
+    percentile, limit = float(need["percentile"]), float(need["ms"])
+    for bound, name, label in _PERCENTILE_FIELDS:
+        if percentile <= bound:
+            return percentile, limit, row.get(name), label
+    return percentile, limit, row.get("max_ms"), "max"
+
+
+def _verdict(
+    pattern: dict[str, Any],
+    row: dict[str, Any] | None,
+    offered: dict[str, dict[str, Any]],
+    load: dict[str, Any],
+    scale: float,
+    starting: dict[str, Any],
+) -> PatternVerdict:
+    asked = float(pattern.get("rate") or 0.0)
+    delivered = _delivered(pattern, row, offered, load, scale)
+    found = row or {}
+    hot = found.get("hot_key") or {}
+    need_p, need_ms, measured, measured_as = _latency(found, pattern.get("latency"))
+    requests = int(found.get("requests") or 0)
+    verdict = PatternVerdict(
+        id=pattern["id"],
+        description=pattern.get("description") or "",
+        operation=pattern.get("operation") or found.get("operation") or "",
+        table=pattern.get("table") or "",
+        index=pattern.get("index"),
+        rate_asked=asked,
+        rate_delivered=None if delivered is None else round(delivered, 3),
+        requests=requests,
+        # Rows written before attempts were kept: each request at least one attempt.
+        attempts=int(found.get("attempts") or requests + int(found.get("retries") or 0)),
+        throttled_attempts=int(found.get("throttled_attempts") or 0),
+        failures=int(found.get("failures") or 0),
+        p50_ms=found.get("p50_ms"),
+        p99_ms=found.get("p99_ms"),
+        need_percentile=need_p,
+        need_ms=need_ms,
+        measured_ms=measured,
+        measured_as=measured_as,
+        hot_key=hot.get("key"),
+        hot_key_share=hot.get("share"),
+        hot_key_index=hot.get("index"),
+        units=dict(found.get("units") or {}),
+    )
+    reasons = _failures(verdict, found)
+    status = FAIL if reasons else PASS
+    if starting.get("empty"):
+        note = "the table was empty at the start"
+        if starting.get("note"):
+            note += f" ({starting['note']})"
+        if status == PASS:
+            status = EMPTY
+            found_nothing = (
+                "its reads found nothing to read"
+                if verdict.operation in _READS
+                else "its writes met no stored item"
+            )
+            reasons = [f"nothing failed, but {note}, so {found_nothing}"]
+        else:
+            reasons.append(note)
+    return replace(verdict, status=status, reasons=tuple(reasons))
+
+
+def _failures(verdict: PatternVerdict, row: dict[str, Any]) -> list[str]:
+    """The reasons a pattern fails, in words; empty when it passes."""
+    if not verdict.requests:
+        return ["the pattern made no calls"] if verdict.rate_asked else []
+    reasons = []
+    share = verdict.throttled_share
+    if share > MAX_THROTTLED_SHARE:
+        kind = "reads" if verdict.operation in _READS else "writes"
+        where = ""
+        if verdict.hot_key is not None:
+            scope = (
+                f"index {verdict.hot_key_index}"
+                if verdict.hot_key_index
+                else f"table {verdict.table}"
+                if verdict.table
+                else "the table"
+            )
+            where = f" on {verdict.hot_key} ({scope})"
+        reasons.append(f"{_percent(share)} of attempts throttled{where}, {kind}")
+    failed = verdict.failures / verdict.requests
+    if failed > MAX_FAILED_SHARE:
+        errors = ", ".join(f"{code} x{n}" for code, n in sorted((row.get("errors") or {}).items()))
+        reasons.append(f"{_percent(failed)} of calls failed" + (f" ({errors})" if errors else ""))
+    if verdict.need_ms is not None:
+        if verdict.measured_ms is None:
+            reasons.append(f"no latency measured for the {_ms(verdict.need_ms)} ms need")
+        elif verdict.measured_ms > verdict.need_ms:
+            reasons.append(
+                f"{verdict.measured_as} {_ms(verdict.measured_ms)} ms over the "
+                f"{_ms(verdict.need_ms)} ms need"
+                + (
+                    f" (p{verdict.need_percentile:g} read at the maximum)"
+                    if verdict.measured_as == "max"
+                    else ""
+                )
+            )
+    delivered = verdict.delivered_share
+    if delivered is not None and delivered < MIN_DELIVERED_SHARE:
+        reasons.append(f"load not delivered: {_percent(delivered)} of the rate asked")
+    return reasons
+
+
+def _percent(share: float) -> str:
+    """38%, or 0.4% and 99.6% where a whole number would read as 0% or 100%."""
+    value = share * 100
+    if 0 < value < 1 or 99 < value < 100:
+        return f"{value:.1f}%"
+    return f"{value:.0f}%"
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}".rstrip("0").rstrip(".")
+
+
+def _rate(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def _need(verdict: PatternVerdict) -> str:
+    if verdict.need_ms is None or verdict.need_percentile is None:
+        return "-"
+    return f"p{verdict.need_percentile:g} < {_ms(verdict.need_ms)} ms"
+
+
+def _hot(verdict: PatternVerdict) -> str:
+    if verdict.hot_key is None or verdict.hot_key_share is None:
+        return "-"
+    where = f" ({verdict.hot_key_index})" if verdict.hot_key_index else ""
+    return f"{verdict.hot_key}{where} {_percent(verdict.hot_key_share)}"
+
+
+def _cells(verdict: PatternVerdict) -> list[str]:
+    return [
+        verdict.id,
+        verdict.operation + (f" {verdict.index}" if verdict.index else ""),
+        _rate(verdict.rate_asked),
+        _rate(verdict.rate_delivered),
+        _percent(verdict.throttled_share),
+        _ms(verdict.p50_ms),
+        _ms(verdict.p99_ms),
+        _need(verdict),
+        _hot(verdict),
+        verdict.reason,
+    ]
+
+
+_HEADS = (
+    "Pattern", "Operation", "Asked/s", "Delivered/s", "Throttled", "p50 ms", "p99 ms", "Need",
+    "Hottest key (share)", "Verdict",
+)  # fmt: skip
+_RIGHT = frozenset({2, 3, 4, 5, 6})
+# Column widths never shrink below these, so tables of several runs line up.
+_MIN_WIDTHS = (16, 10, 8, 11, 9, 6, 6, 14, 20, 0)
+_MAX_WIDTH = 36
+# A key longer than this is cut with an ellipsis, so one long key does not widen every row.
+
+
+def format_pattern_verdicts(verdicts: list[PatternVerdict]) -> list[str]:
+    """A fixed-width table for the terminal: one line per pattern, the verdict last."""
+    if not verdicts:
+        return []
+    rows = [[_clip(cell) for cell in _cells(v)] for v in verdicts]
+    widths = [
+        max(minimum, len(head), *(len(row[i]) for row in rows))
+        for i, (head, minimum) in enumerate(zip(_HEADS, _MIN_WIDTHS, strict=True))
+    ]
+    widths[-1] = 0  # the verdict runs to the end of the line
+
+    def line(cells: list[str] | tuple[str, ...]) -> str:
+        parts = [
+            cell.rjust(width) if i in _RIGHT else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  ".join(parts).rstrip()
+
+    head = line(_HEADS)
+    passed = sum(v.passed for v in verdicts)
+    return [
+        f"Access patterns: {passed} of {len(verdicts)} passed",
+        head,
+        "-" * len(head),
+        *(line(row) for row in rows),
+    ]
+
+
+def _clip(cell: str) -> str:
+    if len(cell) <= _MAX_WIDTH or cell.startswith(("PASS", "FAIL", "EMPTY")):
+        return cell
+    return cell[: _MAX_WIDTH - 1] + "…"
+
+
+def pattern_verdicts_html(verdicts: list[PatternVerdict]) -> str:
+    """The verdicts as an HTML table, for the run report."""
+    if not verdicts:
+        return ""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in _HEADS)
+    rows = []
+    for verdict in verdicts:
+        cells = _cells(verdict)
+        css = {PASS: "pass", FAIL: "fail", EMPTY: "empty"}[verdict.status]
+        tds = [
+            f'<td class="text">{html.escape(cell)}</td>'
+            if i not in _RIGHT
+            else f"<td>{html.escape(cell)}</td>"
+            for i, cell in enumerate(cells[:-1])
+        ]
+        tds.append(f'<td class="text verdict {css}">{html.escape(cells[-1])}</td>')
+        title = html.escape(verdict.description)
+        rows.append(f'<tr title="{title}">{"".join(tds)}</tr>')
+    return f'<table class="patterns"><tr>{head}</tr>{"".join(rows)}</table>'

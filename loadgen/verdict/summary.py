@@ -1,0 +1,51 @@
+"""The end of a run's printed summary: the diagnosis and, for a design run, the verdicts.
+
+The heat layer prints the run's figures (`loadgen.heat.results.format_summary`) and cannot
+read the verdict; the runner, above both, ends the summary with `conclude`:
+
+    print(format_summary(results))
+    print("\\n".join(conclude(results)))   # also puts results["verdicts"] for the file
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from loadgen.verdict.diagnosis import Finding, diagnose
+from loadgen.verdict.patterns import format_pattern_verdicts, pattern_verdicts
+
+__all__ = ["conclude", "format_findings"]
+
+_WIDTH = 100
+
+
+def format_findings(findings: list[Finding]) -> list[str]:
+    """Each finding as a short block: its title, then its evidence and remedy, indented."""
+    lines = ["Diagnosis:"]
+    for finding in findings:
+        lines.append(f"  {finding.title}")
+        for text in (finding.evidence, f"Remedy: {finding.remedy}"):
+            lines += textwrap.wrap(
+                text,
+                _WIDTH,
+                initial_indent="    ",
+                subsequent_indent="    ",
+                break_on_hyphens=False,
+            )
+        lines.append(f"    Guide: {finding.guide}")  # whole, so a terminal can open it
+    return lines
+
+
+def conclude(results: dict[str, Any]) -> list[str]:
+    """The summary's last lines: the diagnosis, then the per-pattern verdicts of a design run.
+
+    A design run's verdicts are also put in ``results["verdicts"]`` (each
+    `PatternVerdict.to_dict`), so the results file written after carries them.
+    """
+    lines = ["", *format_findings(diagnose(results))]
+    verdicts = pattern_verdicts(results)
+    if verdicts:
+        results["verdicts"] = [verdict.to_dict() for verdict in verdicts]
+        lines += ["", *format_pattern_verdicts(verdicts)]
+    return lines

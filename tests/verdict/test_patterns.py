@@ -1,0 +1,156 @@
+"""A verdict per access pattern, read from a design run's results file."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from loadgen.verdict.patterns import (
+    EMPTY,
+    FAIL,
+    PASS,
+    format_pattern_verdicts,
+    pattern_verdicts,
+    pattern_verdicts_html,
+)
+from tests.results_factory import make_results, op_row, pattern, steady, with_design
+
+ONLINE = {"key": "STATUS#online", "share": 0.97, "table": "chat", "index": "GSI1"}
+
+
+def chat_results(*, empty: bool = False, offered: Any = None) -> dict[str, Any]:
+    """Four patterns: a status GSI read hot and throttled, a slow room read, a status write,
+    and a profile read that passes."""
+    operations = [
+        op_row("online_now", "Query", 620, throttled=380, retries=380, p50=4, p99=30,
+               units={"chat/GSI1": {"read": 3809.5, "write": 0}}, hot_key=ONLINE),
+        op_row("room_messages", "Query", 500, p50=12, p95=40, p99=84,
+               hot_key={"key": "ROOM#7", "share": 0.02, "table": "chat", "index": None}),
+        op_row("set_status", "UpdateItem", 200, p50=3, p99=8,
+               units={"chat": {"read": 0, "write": 200}, "chat/GSI1": {"read": 0, "write": 400}}),
+        op_row("profile", "GetItem", 2000, p50=2, p99=6),
+    ]  # fmt: skip
+    results = make_results(steady("chat", ["USER#1"]), operations, scale=0.1)
+    return with_design(
+        results,
+        [
+            pattern("online_now", "Query", 100.0, index="GSI1", latency=(99.0, 50.0)),
+            pattern("room_messages", "Query", 50.0, latency=(99.0, 10.0)),
+            pattern("set_status", "UpdateItem", 20.0),
+            pattern("profile", "GetItem", 200.0, latency=(99.0, 10.0)),
+        ],
+        empty=empty,
+        offered=offered,
+    )
+
+
+def by_id(results: dict[str, Any]) -> dict[str, Any]:
+    return {v.id: v for v in pattern_verdicts(results)}
+
+
+def test_each_pattern_passes_or_fails_with_its_reason_in_words() -> None:
+    verdicts = by_id(chat_results())
+    assert verdicts["online_now"].reason == (
+        "FAIL: 38% of attempts throttled on STATUS#online (index GSI1), reads"
+    )
+    assert verdicts["room_messages"].reason == "FAIL: p99 84 ms over the 10 ms need"
+    assert verdicts["set_status"].reason == "PASS"
+    assert verdicts["profile"].status == PASS
+    assert verdicts["online_now"].units == {"chat/GSI1": {"read": 3809.5, "write": 0}}
+    assert verdicts["online_now"].hot_key_share == 0.97
+
+
+def test_a_closed_model_run_delivers_requests_per_second_over_the_scale() -> None:
+    verdicts = by_id(chat_results())
+    # 2,000 requests in 10 s at scale 0.1: 2,000/s at AWS scale, for 200/s asked.
+    assert verdicts["profile"].rate_delivered == 2000.0
+    assert verdicts["profile"].delivered_share == 10.0
+
+
+def test_a_rate_run_that_fell_short_fails_on_delivery() -> None:
+    offered = {
+        "online_now": (1000, 1000), "room_messages": (500, 500),
+        "set_status": (200, 200), "profile": (2000, 1220),
+    }  # fmt: skip
+    verdicts = by_id(chat_results(offered=offered))
+    assert verdicts["profile"].rate_delivered == 122.0
+    assert verdicts["profile"].reason == "FAIL: load not delivered: 61% of the rate asked"
+    assert verdicts["set_status"].rate_delivered == 20.0
+
+
+def test_an_empty_table_never_passes_silently() -> None:
+    verdicts = by_id(chat_results(empty=True))
+    assert verdicts["profile"].status == EMPTY
+    assert "the table was empty at the start" in verdicts["profile"].reason
+    assert not verdicts["profile"].passed
+    assert verdicts["online_now"].status == FAIL
+    assert verdicts["online_now"].reason.endswith(
+        "the table was empty at the start (no items written before the load)"
+    )
+
+
+def test_a_percentile_the_results_do_not_hold_is_read_at_the_maximum() -> None:
+    results = chat_results()
+    results["design"]["patterns"][3]["latency"] = {"percentile": 99.9, "ms": 10.0}
+    verdict = by_id(results)["profile"]
+    assert (verdict.measured_as, verdict.measured_ms) == ("max", 11)
+    assert verdict.reason == "FAIL: max 11 ms over the 10 ms need (p99.9 read at the maximum)"
+
+
+def test_failures_and_a_pattern_that_made_no_calls() -> None:
+    results = chat_results()
+    results["operations"][2].update(failures=10, errors={"ValidationException": 10})
+    del results["operations"][3]
+    verdicts = by_id(results)
+    assert verdicts["set_status"].reason == "FAIL: 5% of calls failed (ValidationException x10)"
+    assert verdicts["profile"].reason.startswith("FAIL: the pattern made no calls")
+
+
+def test_no_design_no_verdicts() -> None:
+    results = make_results(steady("t", ["a"]))
+    assert pattern_verdicts(results) == []
+    assert format_pattern_verdicts([]) == []
+
+
+def test_the_terminal_table_is_fixed_width() -> None:
+    lines = format_pattern_verdicts(pattern_verdicts(chat_results()))
+    assert lines[0] == "Access patterns: 2 of 4 passed"
+    head = lines[1]
+    assert head.startswith("Pattern") and head.endswith("Verdict")
+    column = head.index("Verdict")
+    for line in lines[3:]:
+        assert line[column:].startswith(("PASS", "FAIL"))
+    assert len(lines) == 3 + 4
+    online = next(line for line in lines if line.startswith("online_now"))
+    assert "STATUS#online (GSI1) 97%" in online and "p99 < 50 ms" in online
+
+
+def test_verdicts_are_json_and_html() -> None:
+    verdicts = pattern_verdicts(chat_results(empty=True))
+    data = json.loads(json.dumps([v.to_dict() for v in verdicts]))
+    assert data[0]["id"] == "online_now"
+    assert data[0]["status"] == FAIL
+    assert data[0]["throttled_share"] == 0.38
+    assert data[3]["status"] == EMPTY and "empty" in data[3]["reason"]
+    page = pattern_verdicts_html(verdicts)
+    assert page.count("<tr") == 5
+    assert 'class="text verdict fail"' in page and "STATUS#online" in page
+
+
+def test_a_gate_asks_every_pattern_to_pass() -> None:
+    from loadgen.verdict.checks import FAIL as GATE_FAIL
+    from loadgen.verdict.checks import PASS as GATE_PASS
+    from loadgen.verdict.checks import SKIP, evaluate
+    from loadgen.verdict.thresholds import parse_thresholds
+
+    every = parse_thresholds({"run": {"min_patterns_passed_ratio": 1}})
+    (check,) = evaluate(chat_results(), every).checks
+    assert check.status == GATE_FAIL
+    assert check.detail.startswith("2 of 4 patterns passed: 50.00% (limit >= 100.00%); ")
+    assert "room_messages: FAIL: p99 84 ms over the 10 ms need" in check.detail
+    half = parse_thresholds({"run": {"min_patterns_passed_ratio": 0.5}})
+    assert evaluate(chat_results(), half).checks[0].status == GATE_PASS
+    # A run on an empty table passes no pattern; a run of no design is skipped.
+    assert evaluate(chat_results(empty=True), half).checks[0].status == GATE_FAIL
+    plain = make_results(steady("t", ["a"]))
+    assert evaluate(plain, every).checks[0].status == SKIP
