@@ -108,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--starting-limit",
         type=int,
-        help="a design file: write at most this many starting items (default 100,000)",
+        help="a design file: write at most this many starting items (default 20,000)",
     )
     _add_target_flags(run)
     _add_load_flags(run)
@@ -193,7 +193,7 @@ def _add_prefill(commands: Any) -> None:
         "--items",
         type=int,
         help="items to write (a design file: at most this many of its starting data, "
-        "default 100,000)",
+        "default 20,000)",
     )
     prefill.add_argument("--quiet", action="store_true", help="no progress line")
     prefill.add_argument(
@@ -289,6 +289,11 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
             "users: bound its concurrency with --max-in-flight)"
         )
     values["users_given"] = "users" in values
+    from loadgen.design.loader import is_design_file
+
+    if "client" not in values and is_design_file(args.workload):
+        # A design's rates are launch traffic: the client that sends the most per core.
+        values["client"] = "fast"
     values["create_tables_on_aws"] = "--create-table" in extra or bool(options.get("create_table"))
     try:
         return RunConfig(workload=args.workload, locust_args=locust_args + extra, **values)

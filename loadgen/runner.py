@@ -101,7 +101,7 @@ class RunConfig:
     starting_data: bool = True
     """A design file: write its starting data before the load (entities' populate, items)."""
     starting_limit: int | None = None
-    """A design file: at most this many starting items (default 100,000)."""
+    """A design file: at most this many starting items (default 20,000)."""
 
     @property
     def open_model(self) -> bool:

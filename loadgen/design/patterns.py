@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import random
 import string
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 

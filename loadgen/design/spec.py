@@ -222,7 +222,7 @@ def json_schema() -> dict[str, Any]:
 
 def _type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
     if "$ref" in prop:
-        return prop["$ref"].rsplit("/", 1)[-1]
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
     if "anyOf" in prop:
         kinds = [_type(p, defs) for p in prop["anyOf"] if p.get("type") != "null"]
         return " or ".join(dict.fromkeys(kinds))
@@ -235,8 +235,8 @@ def _type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
         return f"list of {_type(prop.get('items', {}), defs)}"
     if kind == "object" and isinstance(prop.get("additionalProperties"), dict):
         return f"mapping to {_type(prop['additionalProperties'], defs)}"
-    return {"string": "text", "number": "number", "integer": "integer", "boolean": "boolean",
-            "object": "mapping"}.get(kind, kind)  # fmt: skip
+    names = {"string": "text", "integer": "integer", "boolean": "boolean", "object": "mapping"}
+    return str(names.get(kind, kind))
 
 
 def reference_markdown() -> str:

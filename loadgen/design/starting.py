@@ -28,8 +28,10 @@ from loadgen.design.templates import RequestTemplate
 
 __all__ = ["DEFAULT_LIMIT", "TablePlan", "starting_plans"]
 
-DEFAULT_LIMIT = 100_000
-"""Items a run writes before its load at most, unless told otherwise."""
+DEFAULT_LIMIT = 20_000
+"""Items a run writes before its load at most, unless told otherwise: about 15 s through the
+embedded emulator in front of DynamoDB Local on two cores (1,163 to 1,313 items/s measured
+writing 100,000)."""
 
 
 @dataclass(frozen=True)
