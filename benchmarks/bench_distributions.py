@@ -12,7 +12,7 @@ import argparse
 import time
 import tracemalloc
 
-from loadgen.workload.keys import NAMES, parse
+from loadgen.design.keys import NAMES, parse
 
 SIZES = (1_000, 1_000_000, 10_000_000)
 MEMORY_DRAWS = 10_000  # tracemalloc slows every allocation; enough draws to show a peak

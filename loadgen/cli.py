@@ -56,6 +56,16 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--baseline", help="an earlier results file, for the regression gates")
     gate.add_argument("--junit", help="write a JUnit XML file, one test case per check")
     gate.add_argument("--markdown", help="write a Markdown summary (PR comment, step summary)")
+    check = commands.add_parser(
+        "check",
+        help="a design file's expected hot keys at launch traffic, worked out without load "
+        "(exit 0 none, 1 a hot key, 2 bad input)",
+        description="Read a design file (or AWS's dynamodb_data_model.json), work out each key "
+        "value's read and write units per second at the file's launch rates, and compare them "
+        "with a partition's 3,000 read and 1,000 write units/s. No server, no load.",
+    )
+    check.add_argument("design_file", help="design file: .yaml, .yml or .json")
+    check.add_argument("--design", help="one variant of the file (default: every variant)")
     report = commands.add_parser(
         "report",
         help="write an HTML page and PNG charts of a results file, with a diagnosis",
@@ -64,7 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("results", help="results file of loadgen run --out")
     report.add_argument("--out", default="report", help="directory to write (default: report)")
-    run.add_argument("workload", help=f"one of {', '.join(WORKLOADS)}, or a locustfile path")
+    run.add_argument(
+        "workload",
+        help=f"one of {', '.join(WORKLOADS)}, a locustfile path, or a design file (.yaml, .json)",
+    )
     run.add_argument(
         "--gate",
         metavar="THRESHOLDS",
@@ -80,6 +93,23 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--keys", type=int, help="key space size (default 1000)")
     run.add_argument("--seed", type=int, help="seed for key choice (default 1)")
     run.add_argument("--out", help="write the results as JSON to this file")
+    run.add_argument(
+        "--rate-scale",
+        type=float,
+        help="a design file: run every access pattern at its launch rate times this",
+    )
+    run.add_argument(
+        "--no-starting-data",
+        dest="starting_data",
+        action="store_false",
+        default=None,
+        help="a design file: start on empty tables (its starting data is written otherwise)",
+    )
+    run.add_argument(
+        "--starting-limit",
+        type=int,
+        help="a design file: write at most this many starting items (default 20,000)",
+    )
     _add_target_flags(run)
     _add_load_flags(run)
     _add_replay(commands)
@@ -156,8 +186,22 @@ def _add_prefill(commands: Any) -> None:
         "with BatchWriteItem, many batches in flight. Flags not listed go to the workload "
         "(--shards 20, ...).",
     )
-    prefill.add_argument("source", help="a workload name or locustfile, or a trace file")
-    prefill.add_argument("--items", type=int, required=True, help="items to write")
+    prefill.add_argument(
+        "source", help="a workload name or locustfile, a trace file, or a design file"
+    )
+    prefill.add_argument(
+        "--items",
+        type=int,
+        help="items to write (a design file: at most this many of its starting data, "
+        "default 20,000)",
+    )
+    prefill.add_argument("--quiet", action="store_true", help="no progress line")
+    prefill.add_argument(
+        "--starting-data",
+        action="store_true",
+        help="mark the writes as a table's contents before a load: a loadgen emulator stores "
+        "them without admitting them through its partition model",
+    )
     prefill.add_argument("--endpoint", help="DynamoDB endpoint URL (e.g. a loadgen emulator)")
     prefill.add_argument("--aws", action="store_true", help="fill a table on real DynamoDB")
     prefill.add_argument("--region", help="AWS region")
@@ -210,7 +254,12 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     settings: dict[str, Any] = {}
     if args.config:
         settings = load_config_file(args.config)
-    known = {f.name for f in fields(RunConfig)} - {"workload", "locust_args"}
+    known = {f.name for f in fields(RunConfig)} - {
+        "workload",
+        "locust_args",
+        "users_given",
+        "create_tables_on_aws",
+    }
     options = settings.pop("options", {}) or {}
     for key in settings:
         if key.replace("-", "_") not in known:
@@ -223,6 +272,8 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         flag = getattr(args, name, None)
         if flag is not None and flag is not False:
             values[name] = flag
+    if getattr(args, "starting_data", None) is False:
+        values["starting_data"] = False
     if not isinstance(options, dict):
         raise ConfigError(f"'options' in {args.config} must be a mapping of workload flags")
     locust_args: list[str] = []
@@ -237,6 +288,13 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
             f"--users {values['users']} and a rate exclude each other (the open model has no "
             "users: bound its concurrency with --max-in-flight)"
         )
+    values["users_given"] = "users" in values
+    from loadgen.design.loader import is_design_file
+
+    if "client" not in values and is_design_file(args.workload):
+        # A design's rates are launch traffic: the client that sends the most per core.
+        values["client"] = "fast"
+    values["create_tables_on_aws"] = "--create-table" in extra or bool(options.get("create_table"))
     try:
         return RunConfig(workload=args.workload, locust_args=locust_args + extra, **values)
     except TypeError as e:
@@ -266,6 +324,36 @@ def _replay_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
         if args.duration is None:
             config.duration = f"{max(1, math.ceil(trace.span_s / speed))}s"
     return config
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``loadgen check``: each variant's expected heat; exit 1 where a key will be hot."""
+    from loadgen.design.check import check
+    from loadgen.design.loader import load_designs
+
+    designs = load_designs(args.design_file)
+    if args.design is not None:
+        chosen = [d for d in designs if d.name == args.design]
+        if not chosen:
+            names = ", ".join(d.name for d in designs)
+            raise ConfigError(f"unknown design {args.design!r} (expected one of: {names})")
+        designs = chosen
+    hot = []
+    for i, design in enumerate(designs):
+        report = check(design)
+        if i:
+            print()
+        print("\n".join(report.lines()))
+        if report.hot:
+            hot.append(design.name)
+    if len(designs) > 1:
+        print()
+        print(
+            f"Hot keys expected in: {', '.join(hot)}"
+            if hot
+            else "No hot key expected in any design"
+        )
+    return 1 if hot else 0
 
 
 def _gate_or_report(args: argparse.Namespace) -> int:
@@ -313,6 +401,37 @@ def _after_run(config: RunConfig, run: Any) -> int:
     return 0
 
 
+def _run_every_design(config: RunConfig, run: Any) -> int:
+    """``--design all``: each variant of the design file in turn, then one table of them."""
+    import copy
+
+    from loadgen.design.loader import load_designs
+    from loadgen.verdict.compare import compare_designs
+
+    runs: list[dict[str, Any]] = []
+    worst = 0
+
+    def run_and_keep(one: RunConfig) -> dict[str, Any]:
+        results: dict[str, Any] = run(one)
+        runs.append(results)
+        return results
+
+    for design in load_designs(config.workload):
+        one = copy.deepcopy(config)
+        one.design = design.name
+        if config.out:
+            out = Path(config.out)
+            one.out = str(out.with_name(f"{out.stem}-{design.name}{out.suffix or '.json'}"))
+        if config.report:
+            one.report = str(Path(config.report) / design.name)
+        print(f"\n=== design {design.name} ===", file=sys.stderr, flush=True)
+        worst = max(worst, _after_run(one, run_and_keep))
+    print()
+    print("Designs side by side, at the same access patterns and rates:")
+    print("\n".join(compare_designs(runs)))
+    return worst
+
+
 def _dashboards(argv: list[str]) -> int:
     """``loadgen dashboards``: the generator in the project's dashboards/ (grafanalib)."""
     for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
@@ -353,6 +472,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if extra:
                 raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
             return _gate_or_report(args)
+        if args.command == "check":
+            if extra:
+                raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
+            return _check(args)
         if args.command == "prefill":
             from loadgen.traffic.prefill import prefill_command
 
@@ -366,6 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in ("users", "keys", "seed"):
                 if not isinstance(getattr(config, name), int):
                     raise ConfigError(f"{name} must be an integer (got {getattr(config, name)!r})")
+            if config.design == "all" and config.design_file:
+                return _run_every_design(config, run)
             return _after_run(config, run)
     except HarnessError as e:
         print(f"loadgen: error: {e}", file=sys.stderr)

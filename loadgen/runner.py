@@ -88,10 +88,20 @@ class RunConfig:
     """constant or poisson."""
     ramp: str | None = None
     """Climb to the rate over this span (``30s``)."""
+    users_given: bool = False
+    """Whether --users was given (a design file then runs as a closed-model mix)."""
+    create_tables_on_aws: bool = False
+    """--create-table: create a design's tables on AWS and write its starting data there."""
     stages: list[Any] | str | None = None
     """Rate stages: ``[{duration: 30s, rate: 1000}, ...]`` or ``30s:1000,1m:3000``."""
     max_in_flight: int | None = None
     """Operations in flight at once in the open model; an arrival finding none free is dropped."""
+    rate_scale: float = 1.0
+    """A design file: every pattern's launch rate times this."""
+    starting_data: bool = True
+    """A design file: write its starting data before the load (entities' populate, items)."""
+    starting_limit: int | None = None
+    """A design file: at most this many starting items (default 20,000)."""
 
     @property
     def open_model(self) -> bool:
@@ -131,12 +141,25 @@ class RunConfig:
             argv += ["--rate-scale", str(scale)]
         return argv
 
+    @property
+    def design_file(self) -> bool:
+        """Whether the workload is a design file (YAML or JSON) rather than a locustfile."""
+        from loadgen.design.loader import is_design_file
+
+        return is_design_file(self.workload)
+
     def validate(self) -> None:
-        if self.workload not in WORKLOADS and not self.workload.endswith(".py"):
+        if self.workload not in WORKLOADS and not (
+            self.workload.endswith(".py") or self.design_file
+        ):
             raise ConfigError(
                 f"unknown workload {self.workload!r} (expected one of: {', '.join(WORKLOADS)}, "
-                "or a path to a locustfile)"
+                "a path to a locustfile, or a design file: .yaml, .yml or .json)"
             )
+        if not self.rate_scale > 0:
+            raise ConfigError(f"--rate-scale must be more than 0 (got {self.rate_scale})")
+        if self.starting_limit is not None and self.starting_limit < 0:
+            raise ConfigError(f"--starting-limit must be >= 0 (got {self.starting_limit})")
         if self.users < 1:
             raise ConfigError(f"--users must be >= 1 (got {self.users})")
         if self.spawn_rate is not None and self.spawn_rate <= 0:
@@ -157,7 +180,7 @@ class RunConfig:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
         self.duration_s()
         self.load_argv(None)  # the open model's settings, checked before a target starts
-        from loadgen.workload import keys as distributions
+        from loadgen.design import keys as distributions
 
         distributions.validate_spec(self.distribution)
 
@@ -227,8 +250,13 @@ def _stage_text(stages: list[Any] | str) -> str:
 
 
 def find_locustfile(workload: str) -> Path:
-    """The locustfile of a named workload, or the path given."""
-    if workload.endswith(".py"):
+    """The locustfile of a named workload, or the path given (a design file: the design
+    workload's)."""
+    from loadgen.design.loader import is_design_file
+
+    if is_design_file(workload):
+        workload = "design"
+    elif workload.endswith(".py"):
         path = Path(workload)
         if not path.is_file():
             raise ConfigError(f"locustfile {workload!r} does not exist")
@@ -357,6 +385,15 @@ def run(config: RunConfig) -> dict[str, Any]:
     """Run the load test and return its results (also written to ``config.out``)."""
     config.validate()
     locustfile = find_locustfile(config.workload)
+    design = None
+    if config.design_file:
+        from loadgen.design.loader import load_design
+
+        design = load_design(config.workload, config.design)  # errors before a target starts
+        config.design = design.name
+        if not config.open_model and not config.users_given:
+            # The open model at the file's launch rates: the question a design asks.
+            config.rates = {pid: r * config.rate_scale for pid, r in design.rates.items()}
     with _target(config) as target:
         print(f"Target: {target.description}", file=sys.stderr, flush=True)
         if target.scale is not None:
@@ -366,10 +403,79 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
+        if design is not None:
+            _prepare_design(config, design, target)
         warning = _engine_warning(config, target)
         if warning is not None:
             print(f"Warning: {warning}", file=sys.stderr, flush=True)
         return _run_locust(config, locustfile, target)
+
+
+def _prepare_design(config: RunConfig, design: Any, target: Target) -> None:
+    """A design file's run: its rates (unless --users), and its starting data written."""
+    from loadgen.design.starting import DEFAULT_LIMIT, starting_plans
+
+    print(
+        f"Design: {design.title} ({design.name}), {len(design.patterns)} access patterns, "
+        f"{sum(design.rates.values()) * config.rate_scale:,.1f} operations/s at launch"
+        + (f" (x{config.rate_scale:g})" if config.rate_scale != 1 else ""),
+        file=sys.stderr,
+        flush=True,
+    )
+    for note in design.notes:
+        print(f"Design: {note}", file=sys.stderr, flush=True)
+    args = ["--design-file", config.workload, "--launch-scale", repr(config.rate_scale)]
+    if not config.open_model and config.users_given:
+        args.append("--closed")
+    limit = DEFAULT_LIMIT if config.starting_limit is None else config.starting_limit
+    plans, notes = starting_plans(design, limit=limit, seed=config.seed)
+    items = sum(plan.count for plan in plans)
+    if not config.starting_data or not plans or not limit:
+        why = "--no-starting-data" if not config.starting_data else "the file gives none"
+        print(
+            f"Starting data: none ({why}): the tables are empty when the load begins",
+            file=sys.stderr,
+            flush=True,
+        )
+        items = 0
+    elif target.endpoint_url is None and not config.create_tables_on_aws:
+        print(
+            "Starting data: not written on AWS (the run writes into no table it was not asked "
+            "to create; use loadgen prefill DESIGN_FILE --aws)",
+            file=sys.stderr,
+            flush=True,
+        )
+        items = -1
+    else:
+        for note in notes:
+            print(f"Starting data: {note}", file=sys.stderr, flush=True)
+        _write_starting_data(config, target, limit)
+    args += ["--starting-items", str(items)]
+    config.locust_args += args
+
+
+def _write_starting_data(config: RunConfig, target: Target, limit: int) -> None:
+    """``loadgen prefill DESIGN_FILE`` in a child process: asyncio and aioboto3 stay out of
+    this process, which runs Locust on gevent."""
+    import subprocess
+
+    command = [
+        sys.executable, "-m", "loadgen", "prefill", config.workload,
+        "--design", str(config.design), "--items", str(limit), "--seed", str(config.seed),
+        "--allow-existing", "--quiet", "--starting-data",
+    ]  # fmt: skip
+    if target.endpoint_url is None:
+        command += ["--aws", "--create-table"] + (
+            ["--region", config.region] if config.region else []
+        )
+    else:
+        command += ["--endpoint", target.endpoint_url]
+    done = subprocess.run(command, capture_output=True, text=True)
+    for line in (done.stderr + done.stdout).splitlines():
+        if line.startswith(("Prefilled", "loadgen: error")):
+            print(f"Starting data: {line}", file=sys.stderr, flush=True)
+    if done.returncode != 0:
+        raise ConfigError(f"starting data not written (loadgen prefill exit {done.returncode})")
 
 
 def _engine_warning(config: RunConfig, target: Target) -> str | None:

@@ -86,6 +86,12 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 
 _log = logging.getLogger("loadgen.emulator")
 # Hop-by-hop headers, and those whose value a rewritten body invalidates.
+STARTING_DATA_HEADER = "X-Partition-Heat-Starting-Data"
+"""A write carrying this header (``1``) is what the table held before the load began (a
+design's starting data): it is stored and sized, but not admitted through the partition
+model, so it neither throttles nor counts toward a table's traffic."""
+_STARTING_DATA_OPERATIONS = frozenset({"PutItem", "BatchWriteItem"})
+
 _REQUEST_DROP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "content-length"}
 )
@@ -210,7 +216,9 @@ class Emulator:
                 path,
                 {k: v for k, v in headers.items() if k.lower() not in _REQUEST_DROP},
             )
-            if operation in MODELED_OPERATIONS:
+            if operation in _STARTING_DATA_OPERATIONS and headers.get(STARTING_DATA_HEADER):
+                reply = await self._starting_data(call)
+            elif operation in MODELED_OPERATIONS:
                 reply = await self._modeled(call)
                 if self.capture is not None:  # --capture: after the answer is known
                     self.capture.observe(operation, payload, reply.status, reply.body)
@@ -327,6 +335,20 @@ class Emulator:
         response, parsed = await self._forward(call, estimate)
         actual = self._settle(pricing, estimate, response.status, parsed)
         return _with_capacity(call, response, parsed, actual)
+
+    async def _starting_data(self, call: _Request) -> _Reply:
+        """Store a write of starting data: remembered for pricing, never admitted."""
+        schemas = await self._schemas_for(call)
+        response = await self._send(call)
+        if schemas is None or response.status != 200:
+            return _passthrough(response)
+        pricing = Pricing(call.operation, call.payload, schemas, self.shadow)
+        try:
+            estimate = pricing.estimate()
+            pricing.actual(estimate, response.status, loads_answer(response.body))
+        except (ConfigError, KeyError, TypeError, ValueError, AttributeError, IndexError):
+            _log.warning("cannot size starting data in a %s", call.operation, exc_info=True)
+        return _passthrough(response)
 
     async def _batch(self, call: _Request, pricing: Pricing, estimate: OperationCost) -> _Reply:
         admitted: list[int] = []

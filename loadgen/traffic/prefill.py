@@ -44,6 +44,10 @@ __all__ = [
     "prefill_command",
 ]
 
+STARTING_DATA_HEADER = "X-Partition-Heat-Starting-Data"
+"""The header a ``loadgen emulator`` reads as "starting data, not traffic" (its server's
+``STARTING_DATA_HEADER``; the emulator and this package share no code)."""
+
 BATCH = 25
 """Items per BatchWriteItem, DynamoDB's most."""
 MAX_ATTEMPTS = 12
@@ -190,15 +194,21 @@ def prefill(
     concurrency: int = 16,
     progress: bool = True,
     seed: int = 1,
+    starting_data: bool = False,
 ) -> PrefillSummary:
     """Write the plan's items with aioboto3; the table must exist. Returns the summary.
 
     ``credentials`` (botocore's) sign the requests; None: the standard chain.
+    ``starting_data`` marks the writes as what the table held before a run's load, which a
+    ``loadgen emulator`` stores without admitting them through its partition model (other
+    targets ignore the header).
     """
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be >= 1 (got {concurrency})")
     return asyncio.run(
-        _prefill(plan, endpoint_url, credentials, region, concurrency, progress, seed)
+        _prefill(
+            plan, endpoint_url, credentials, region, concurrency, progress, seed, starting_data
+        )
     )
 
 
@@ -210,6 +220,7 @@ async def _prefill(
     concurrency: int,
     progress: bool,
     seed: int,
+    starting_data: bool = False,
 ) -> PrefillSummary:
     import aioboto3
     from aiobotocore.config import AioConfig
@@ -233,6 +244,12 @@ async def _prefill(
     async with session.client(
         "dynamodb", endpoint_url=endpoint_url, region_name=region, config=config
     ) as db:
+        if starting_data:
+
+            def mark(request: Any, **kwargs: Any) -> None:
+                request.headers[STARTING_DATA_HEADER] = "1"
+
+            db.meta.events.register("before-sign.dynamodb.BatchWriteItem", mark)
 
         async def worker() -> None:
             while True:
@@ -337,7 +354,7 @@ def prefill_command(args: argparse.Namespace, extra: list[str]) -> int:
     from loadgen.client.credentials import session_for
     from loadgen.workload.tables import ensure_table
 
-    if args.items < 1:
+    if args.items is not None and args.items < 1:
         raise ConfigError(f"--items must be >= 1 (got {args.items})")
     if args.aws and args.endpoint:
         raise ConfigError(f"--aws and --endpoint {args.endpoint} exclude each other")
@@ -350,56 +367,90 @@ def prefill_command(args: argparse.Namespace, extra: list[str]) -> int:
         )
     if args.aws:
         endpoint = None
-    source = args.source
-    if source.endswith((".gz", ".jsonl", ".json")) or (
-        Path(source).is_file() and not source.endswith(".py")
-    ):
-        if extra or args.design:
-            flags = " ".join(extra) or "--design"
-            raise ConfigError(f"a trace takes no workload flags (got {flags})")
-        plan = plan_for_trace(source, args.items, table=args.table)
-    else:
-        locustfile = _locustfile(source)
-        argv = list(extra)
-        if args.design:
-            argv += ["--design", args.design]
-        if args.table:
-            argv += ["--table", args.table]
-        plan = plan_for_workload(locustfile, argv, args.items, endpoint_url=endpoint)
+    plans, notes = _plans(args, extra, endpoint)
     if endpoint is not None:  # checked after the input, which needs no target
         targets.probe(endpoint, timeout=5.0)
     # The one rule for credentials: the standard chain, or local ones for a local endpoint.
     session = session_for(endpoint)
     client = session.client("dynamodb", endpoint_url=endpoint, region_name=args.region)
     where = endpoint or f"AWS region {client.meta.region_name}"
-    try:
-        ensure_table(client, plan.table_request, create=bool(endpoint) or args.create_table)
-        if not args.allow_existing:
-            held = client.scan(TableName=plan.table, Limit=1, Select="COUNT").get("Count", 0)
-            if held:
-                raise ConfigError(
-                    f"table {plan.table!r} at {where} already holds items; pass "
-                    "--allow-existing to add to them"
-                )
-    except botocore.exceptions.NoCredentialsError:
-        raise CredentialsError("no AWS credentials found for --aws") from None
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
-        raise TargetError(f"cannot use table {plan.table!r} at {where}: {exc}") from None
-    print(
-        f"Prefilling {plan.table} at {where} with {plan.count:,} items of {plan.source}",
-        file=sys.stderr,
-        flush=True,
-    )
-    summary = prefill(
-        plan,
-        endpoint_url=endpoint,
-        credentials=session.get_credentials(),
-        region=args.region or client.meta.region_name,
-        concurrency=args.concurrency,
-        seed=args.seed,
-    )
-    print(summary.line(plan.table), flush=True)
+    for note in notes:
+        print(f"Starting data: {note}", file=sys.stderr, flush=True)
+    for plan in plans:
+        try:
+            ensure_table(client, plan.table_request, create=bool(endpoint) or args.create_table)
+            if not args.allow_existing:
+                held = client.scan(TableName=plan.table, Limit=1, Select="COUNT").get("Count", 0)
+                if held:
+                    raise ConfigError(
+                        f"table {plan.table!r} at {where} already holds items; pass "
+                        "--allow-existing to add to them"
+                    )
+        except botocore.exceptions.NoCredentialsError:
+            raise CredentialsError("no AWS credentials found for --aws") from None
+        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+            raise TargetError(f"cannot use table {plan.table!r} at {where}: {exc}") from None
+        print(
+            f"Prefilling {plan.table} at {where} with {plan.count:,} items of {plan.source}",
+            file=sys.stderr,
+            flush=True,
+        )
+        summary = prefill(
+            plan,
+            endpoint_url=endpoint,
+            credentials=session.get_credentials(),
+            region=args.region or client.meta.region_name,
+            concurrency=args.concurrency,
+            seed=args.seed,
+            progress=not args.quiet,
+            starting_data=args.starting_data,
+        )
+        print(summary.line(plan.table), flush=True)
     return 0
+
+
+def _plans(
+    args: argparse.Namespace, extra: list[str], endpoint: str | None
+) -> tuple[list[PrefillPlan], list[str]]:
+    """What to write: a design file's starting data, a trace's keys or a workload's items."""
+    source = args.source
+    from loadgen.design.loader import is_design_file
+
+    if is_design_file(source) and not source.endswith(".json.gz"):
+        from loadgen.design.loader import load_design
+        from loadgen.design.starting import DEFAULT_LIMIT, starting_plans
+
+        if extra or args.table:
+            flags = " ".join(extra) or f"--table {args.table}"
+            raise ConfigError(f"a design file takes no workload flags (got {flags})")
+        design = load_design(source, args.design)
+        limit = DEFAULT_LIMIT if args.items is None else args.items
+        starting, notes = starting_plans(design, limit=limit, seed=args.seed)
+        if not starting:
+            raise ConfigError(f"{source}: no starting data (no entity has populate, no items)")
+        plans = [
+            PrefillPlan(
+                p.table_request, p.item, p.count, f"{design.title} ({design.name}): {p.source}"
+            )
+            for p in starting
+        ]
+        return plans, notes
+    if args.items is None:
+        raise ConfigError("--items N is required for a workload or a trace")
+    if source.endswith((".gz", ".jsonl", ".json")) or (
+        Path(source).is_file() and not source.endswith(".py")
+    ):
+        if extra or args.design:
+            flags = " ".join(extra) or "--design"
+            raise ConfigError(f"a trace takes no workload flags (got {flags})")
+        return [plan_for_trace(source, args.items, table=args.table)], []
+    locustfile = _locustfile(source)
+    argv = list(extra)
+    if args.design:
+        argv += ["--design", args.design]
+    if args.table:
+        argv += ["--table", args.table]
+    return [plan_for_workload(locustfile, argv, args.items, endpoint_url=endpoint)], []
 
 
 def _locustfile(source: str) -> Path:

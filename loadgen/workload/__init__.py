@@ -9,9 +9,10 @@
     register(CounterUser)
 
 Owns: the Locust user every workload derives from and the hooks it installs (`user`), the
-workload's command-line options (`options`), table creation (`tables`), key distributions,
-where a key is drawn (`keys`), and the open load model, where arrivals are launched at a rate
-(`arrivals`). Imports `loadgen.client`, `loadgen.heat`, `loadgen.model`, `loadgen.targets`
+workload's command-line options (`options`), table creation (`tables`), and the open load
+model, where arrivals are launched at a rate (`arrivals`). Its keys are drawn by the key
+distributions of `loadgen.design.keys`. Imports `loadgen.client`, `loadgen.design` (keys
+only), `loadgen.heat`, `loadgen.model`, `loadgen.targets`
 (to ask a running emulator its scale), `loadgen.webui` (installed on Locust's web UI) and
 `loadgen.errors`; never the emulator, and the verdict only through the web UI.
 """

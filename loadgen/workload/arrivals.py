@@ -247,6 +247,7 @@ class ArrivalDriver:
         rng: random.Random | None = None,
         cpu_percent: Callable[[], float] = lambda: 0.0,
         on_error: Callable[[Any, BaseException], None] | None = None,
+        perform: Callable[[Any, str], None] | None = None,
     ) -> None:
         self.plan = plan
         self.ledger = ledger
@@ -254,6 +255,8 @@ class ArrivalDriver:
         self.random = rng or random.Random()
         self.cpu_percent = cpu_percent
         self.on_error = on_error
+        self.perform = perform or (lambda worker, operation: getattr(worker, operation)())
+        """How an operation runs on a worker (default: its method of that name)."""
         self.idle: list[Any] = []
         self.created = 0
         self.in_flight = 0
@@ -345,7 +348,7 @@ class ArrivalDriver:
         start = time.perf_counter()
         try:
             with intended_start(intended):
-                getattr(worker, operation)()
+                self.perform(worker, operation)
         except GreenletExit:
             self.in_flight -= 1  # stopped by the end of the run: not achieved
             raise

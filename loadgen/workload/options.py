@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgen.client import CLIENTS, RETRY_MODES, RetryPolicy
+from loadgen.design import keys as distributions
 from loadgen.errors import ConfigError
-from loadgen.workload import keys as distributions
 from loadgen.workload.arrivals import ARRIVALS, ArrivalPlan, plan_from_parsed
 
 __all__ = [
@@ -94,8 +94,8 @@ def add_common_arguments(parser: Any) -> None:
     add_argument(
         parser,
         "--billing-mode",
-        default="on-demand",
-        help="Billing mode of a table the workload creates: on-demand or provisioned",
+        default=None,
+        help="Billing mode of a table the workload creates: on-demand (default) or provisioned",
     )
     add_argument(
         parser,
@@ -250,6 +250,8 @@ class Billing:
     mode: str = "on-demand"
     read_capacity: int = 100
     write_capacity: int = 100
+    explicit: bool = False
+    """Whether ``--billing-mode`` was given (a design file's tables keep their own otherwise)."""
 
     def __post_init__(self) -> None:
         if self.mode not in BILLING_MODES:
@@ -338,7 +340,12 @@ class WorkloadOptions:
             retry=RetryPolicy(parsed.retry_mode, parsed.max_attempts),
             region=parsed.region,
             endpoint_url=endpoint,
-            billing=Billing(parsed.billing_mode, parsed.read_capacity, parsed.write_capacity),
+            billing=Billing(
+                parsed.billing_mode or "on-demand",
+                parsed.read_capacity,
+                parsed.write_capacity,
+                explicit=parsed.billing_mode is not None,
+            ),
             client=_client_kind(getattr(parsed, "client", None) or "boto3"),
             tasks_per_user=_tasks_per_user(getattr(parsed, "tasks_per_user", 0) or 0),
             load=plan_from_parsed(parsed, mix),

@@ -110,6 +110,10 @@ class DynamoUser(User):
                 self._finish()
             self._tasks_done += 1  # before the task: a failed one counts too
         operation = self.random.choices(self._operations, self._weights)[0]
+        self.perform(operation)
+
+    def perform(self, operation: str) -> None:
+        """Run one operation of the mix: by default, the method of that name."""
         getattr(self, operation)()
 
     def _drive(self, plan: ArrivalPlan) -> None:
@@ -142,6 +146,7 @@ class DynamoUser(User):
             rng=random.Random(self.options.seed * 1_000_003 + self.number + 7),
             cpu_percent=cpu_percent,
             on_error=on_error,
+            perform=lambda worker, operation: worker.perform(operation),
         ).run()
 
     def _finish(self) -> None:
@@ -170,6 +175,16 @@ class DynamoUser(User):
         raise NotImplementedError
 
     @classmethod
+    def describe(cls, options: WorkloadOptions, parsed: Any) -> dict[str, Any]:
+        """Sections the workload adds to its results file (a design file's patterns)."""
+        return {}
+
+    @classmethod
+    def create_table_requests(cls, options: WorkloadOptions) -> list[dict[str, Any]]:
+        """The CreateTable parameters of every table the workload uses (by default its one)."""
+        return [cls.create_table_request(options)]
+
+    @classmethod
     def prefill_item(cls, options: WorkloadOptions, parsed: Any, number: int) -> dict[str, Any]:
         """The ``number``-th item a table of this design holds (``loadgen prefill``).
 
@@ -196,14 +211,28 @@ def workload_options(environment: Any, user_class: type[DynamoUser]) -> Workload
         )
         # Now the options are final (on a worker too): settle the heat settings and give
         # the heat accounting the table's schema, to compute consumed units from item sizes.
-        schema = TableSchema.from_create_table(table_request(user_class, options))
-        record(environment).heat.add_table(schema)
+        for request in table_requests(user_class, options):
+            record(environment).heat.add_table(TableSchema.from_create_table(request))
     return options
 
 
 def table_request(user_class: type[DynamoUser], options: WorkloadOptions) -> dict[str, Any]:
     """The whole CreateTable request of a workload's table, billing included."""
     return options.billing.apply(user_class.create_table_request(options))
+
+
+def table_requests(user_class: type[DynamoUser], options: WorkloadOptions) -> list[dict[str, Any]]:
+    """The whole CreateTable request of every table of a workload, billing included.
+
+    A request that names its own ``BillingMode`` (a design file's table) keeps it unless
+    ``--billing-mode`` was given.
+    """
+    return [
+        request
+        if "BillingMode" in request and not options.billing.explicit
+        else options.billing.apply(request)
+        for request in user_class.create_table_requests(options)
+    ]
 
 
 def _client(environment: Any, options: WorkloadOptions) -> BaseDynamoClient:
@@ -304,7 +333,9 @@ def results_of(environment: Any, user_class: type[DynamoUser], **run: Any) -> di
         "scale": environment.__dict__.get("_loadgen_target_scale"),
         **run,
     }
-    return build_results(stats, record(environment), run=info, duration_s=max(duration, 0.0))
+    results = build_results(stats, record(environment), run=info, duration_s=max(duration, 0.0))
+    results.update(user_class.describe(options, environment.parsed_options))
+    return results
 
 
 def live_results(environment: Any, user_class: type[DynamoUser]) -> dict[str, Any]:
@@ -344,10 +375,9 @@ def prepare(environment: Any, user_class: type[DynamoUser]) -> WorkloadOptions:
     Raises `HarnessError` on bad options or an unusable target.
     """
     options = workload_options(environment, user_class)
-    tables.ensure_table(
-        _client(environment, options).botocore,
-        table_request(user_class, options),
-        create=options.create_table,
-    )
+    for request in table_requests(user_class, options):
+        tables.ensure_table(
+            _client(environment, options).botocore, request, create=options.create_table
+        )
     environment._loadgen_prepared = True
     return options

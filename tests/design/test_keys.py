@@ -18,9 +18,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from loadgen.errors import ConfigError
-from loadgen.workload import keys as distributions
-from loadgen.workload.keys import (
+from loadgen.design import keys as distributions
+from loadgen.design.keys import (
     NAMES,
     Distribution,
     Permutation,
@@ -33,6 +32,7 @@ from loadgen.workload.keys import (
     validate_spec,
     zipf,
 )
+from loadgen.errors import ConfigError
 
 P_MIN = 1e-4
 DRAWS = 60_000

@@ -1,0 +1,438 @@
+"""Reading a design file: shapes first, then what needs the whole file, then each variant.
+
+    design = load_design("examples/designs/ecommerce.yaml")          # the first variant
+    designs = load_designs("examples/designs/single-table.yaml")     # every variant
+
+Errors are one line, the file, the path to the field and what was expected:
+``design.yaml: access_patterns[2].key.pk: unknown generator 'usr' (known: user, status,
+day)``, raised as `ConfigError` (exit 2) before anything starts. AWS's
+``dynamodb_data_model.json`` is read as it is (`loadgen.design.awsmodel`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from loadgen.design.generators import RunClock, ValueGenerator, build_generators, kinds_given
+from loadgen.design.patterns import (
+    CompiledPattern,
+    DesignError,
+    compile_pattern,
+    implicit_generator,
+)
+from loadgen.design.spec import AccessPattern, DesignFile
+from loadgen.design.templates import TemplateError, template_names
+from loadgen.design.values import LatencyNeed, latency_need, rate_per_s
+from loadgen.errors import ConfigError
+from loadgen.model.schema import IndexSchema, TableSchema
+
+__all__ = ["DEFAULT_RATE", "Design", "is_design_file", "load_design", "load_designs"]
+
+DEFAULT_RATE = 10.0
+"""Operations/s of a pattern that names no rate in a file with no default (AWS's data-model
+JSON has no traffic): stated by the run and by ``loadgen check``."""
+
+_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def is_design_file(name: str) -> bool:
+    """Whether ``name`` names a design file (by its suffix) rather than a workload."""
+    return name.lower().endswith(_SUFFIXES)
+
+
+@dataclass
+class Design:
+    """One variant of a design file, validated and ready to compile for a run."""
+
+    path: str
+    name: str
+    """The variant's name (``default`` for a file without ``designs``)."""
+    variants: tuple[str, ...]
+    """Every variant the file names, this one among them."""
+    spec: DesignFile
+    table_requests: list[dict[str, Any]]
+    schemas: dict[str, TableSchema]
+    rates: dict[str, float]
+    """Pattern id to executions/s at launch (AWS scale)."""
+    latency: dict[str, LatencyNeed | None]
+    notes: list[str] = field(default_factory=list)
+    """What the file left out and the run states (a default rate, skipped patterns)."""
+
+    @property
+    def title(self) -> str:
+        return self.spec.name or Path(self.path).stem
+
+    @property
+    def patterns(self) -> list[AccessPattern]:
+        return self.spec.access_patterns
+
+    def generators(
+        self,
+        *,
+        seed: int = 1,
+        stream: int = 0,
+        default_distribution: str = "zipf:0.99",
+        clock: RunClock | None = None,
+    ) -> dict[str, ValueGenerator]:
+        """The file's generators and the implicit ones its values use, seeded for a stream."""
+        built = build_generators(
+            self.spec.generators,
+            default_distribution=default_distribution,
+            seed=seed,
+            stream=stream,
+            clock=clock or RunClock(self.spec.clock_speed),
+        )
+        for name in sorted(self._implicit_names()):
+            built[name] = implicit_generator(name, seed * 1_000_003 + stream + len(built))
+        return built
+
+    def _implicit_names(self) -> set[str]:
+        names: set[str] = set()
+        for entity in self.spec.entities.values():
+            names |= _implicit_in(entity.item)
+        for pattern in self.spec.access_patterns:
+            names |= _implicit_in(pattern.set or {})
+            for action in pattern.actions or ():
+                names |= _implicit_in(action.set or {})
+        return names
+
+    def compile(self, generators: Mapping[str, ValueGenerator]) -> dict[str, CompiledPattern]:
+        """Every access pattern, compiled against these generators, by id."""
+        try:
+            return {
+                pattern.id: compile_pattern(
+                    pattern,
+                    i,
+                    tables=self.schemas,
+                    entities=self.spec.entities,
+                    generators=generators,
+                    rate=self.rates[pattern.id],
+                    latency=self.latency[pattern.id],
+                )
+                for i, pattern in enumerate(self.spec.access_patterns)
+            }
+        except (DesignError, TemplateError) as e:
+            raise ConfigError(f"{self._where()}{e}") from None
+
+    def _where(self) -> str:
+        return f"{self.path}: " + (f"designs.{self.name}: " if self.spec_changed else "")
+
+    spec_changed: bool = False
+    """Whether this variant changes the file's base (errors then name the variant)."""
+
+
+def _implicit_in(values: Mapping[str, Any]) -> set[str]:
+    from loadgen.design.patterns import typed_value
+
+    names: set[str] = set()
+    for attribute, value in values.items():
+        if isinstance(value, Mapping):
+            try:
+                typed = typed_value(value, attribute)
+            except DesignError:
+                continue
+            names |= {n for n in template_names(typed) if n.startswith("_")}
+    return names
+
+
+def read_file(path: str) -> Any:
+    """A design file's data: YAML, or JSON with the same fields."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read design file {path!r}: {e.strerror}") from None
+    try:
+        if file.suffix.lower() == ".json":
+            return json.loads(text)
+        return yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as e:
+        first = str(e).strip().splitlines()
+        raise ConfigError(
+            f"{path}: not valid {file.suffix[1:].upper()}: {' '.join(first)[:200]}"
+        ) from None
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model a validation error's location points into (for 'known fields')."""
+    current: Any = DesignFile
+    for part in loc:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            info = current.model_fields.get(str(part))
+            if info is None:
+                return current
+            current = info.annotation
+        else:
+            current = _unwrap(current)
+            if isinstance(current, type) and issubclass(current, BaseModel):
+                info = current.model_fields.get(str(part))
+                current = info.annotation if info else current
+    current = _unwrap(current)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap(annotation: Any) -> Any:
+    for _ in range(4):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+        if models:
+            return models[0]
+        nested = [a for a in args if typing.get_args(a)]
+        if not nested:
+            return annotation
+        annotation = nested[-1]
+    return annotation
+
+
+def _first_error(error: ValidationError) -> str:
+    details = error.errors()
+    detail = details[0]
+    loc = tuple(detail["loc"])
+    kind = detail["type"]
+    if kind == "extra_forbidden":
+        model = _model_at(loc[:-1])
+        known = ", ".join(model.model_fields) if model else ""
+        where = _path(loc[:-1]) or "(top level)"
+        return f"{where}: unknown field {loc[-1]!r}" + (f" (known: {known})" if known else "")
+    if kind == "missing":
+        return f"{_path(loc)}: required field missing"
+    # Unions report one error per branch: the first names the most likely intent.
+    value = detail.get("input")
+    shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
+    return f"{_path(loc)}: {detail['msg'][0].lower()}{detail['msg'][1:]}{shown}"
+
+
+def _merge(base: Any, change: Any) -> Any:
+    if isinstance(base, dict) and isinstance(change, dict):
+        merged = dict(base)
+        for key, value in change.items():
+            merged[key] = _merge(base.get(key), value) if key in base else value
+        return merged
+    return copy.deepcopy(change)
+
+
+def _variant_data(data: dict[str, Any], name: str, change: dict[str, Any]) -> dict[str, Any]:
+    variant = copy.deepcopy(data)
+    variant.pop("designs", None)
+    if change.get("tables") is not None:
+        variant["tables"] = change["tables"]
+    for generator, spec in (change.get("generators") or {}).items():
+        variant.setdefault("generators", {})[generator] = spec
+    for entity, spec in (change.get("entities") or {}).items():
+        entities = variant.setdefault("entities", {})
+        entities[entity] = _merge(entities.get(entity, {}), spec)
+    patterns = {p.get("id"): i for i, p in enumerate(variant["access_patterns"])}
+    for pattern_id, spec in (change.get("access_patterns") or {}).items():
+        if pattern_id not in patterns:
+            raise ConfigError(
+                f"designs.{name}.access_patterns.{pattern_id}: unknown access pattern "
+                f"{pattern_id!r} (known: {', '.join(map(str, patterns))})"
+            )
+        i = patterns[pattern_id]
+        # A pattern's fields are replaced whole (a new key, a new add), an entity's item
+        # attribute by attribute.
+        variant["access_patterns"][i] = {**variant["access_patterns"][i], **spec}
+    return variant
+
+
+def _validated(data: Any, path: str, prefix: str = "") -> DesignFile:
+    try:
+        return DesignFile.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(f"{path}: {prefix}{_first_error(e)}") from None
+
+
+def _check(
+    spec: DesignFile, path: str, prefix: str
+) -> tuple[list[dict[str, Any]], dict[str, TableSchema]]:
+    where = f"{path}: {prefix}"
+    requests: list[dict[str, Any]] = []
+    schemas: dict[str, TableSchema] = {}
+    for i, table in enumerate(spec.tables):
+        try:
+            schema = TableSchema.from_create_table({"BillingMode": "PAY_PER_REQUEST", **table})
+        except (ConfigError, KeyError, TypeError, ValueError) as e:
+            raise ConfigError(f"{where}tables[{i}]: {e}") from None
+        defined = dict(schema.attribute_types)
+        owners: list[TableSchema | IndexSchema] = [schema, *schema.indexes]
+        for owner in owners:
+            for attribute in owner.key_attributes:
+                if attribute not in defined:
+                    raise ConfigError(
+                        f"{where}tables[{i}].AttributeDefinitions: no definition of key "
+                        f"attribute {attribute!r} of {owner.name!r}"
+                    )
+        if schema.name in schemas:
+            raise ConfigError(f"{where}tables[{i}].TableName: table {schema.name!r} twice")
+        requests.append({"BillingMode": "PAY_PER_REQUEST", **table})
+        schemas[schema.name] = schema
+    for name, generator in spec.generators.items():
+        kinds = kinds_given(generator)
+        if len(kinds) != 1:
+            raise ConfigError(
+                f"{where}generators.{name}: give exactly one of count, choice, shard, time, "
+                f"sequence, id (got {', '.join(kinds) or 'none'})"
+            )
+        if generator.choice is not None and (
+            not generator.choice or any(not w > 0 for w in generator.choice.values())
+        ):
+            raise ConfigError(f"{where}generators.{name}.choice: weights must be more than 0")
+        if generator.distribution is not None:
+            from loadgen.design import keys
+
+            try:
+                keys.validate_spec(generator.distribution)
+            except ConfigError as e:
+                raise ConfigError(f"{where}generators.{name}.distribution: {e}") from None
+    for name, entity in spec.entities.items():
+        if entity.table is not None and entity.table not in schemas:
+            raise ConfigError(
+                f"{where}entities.{name}.table: unknown table {entity.table!r} "
+                f"(known: {', '.join(schemas)})"
+            )
+        for attribute, value in entity.item.items():
+            try:
+                template_names(value)
+            except TemplateError as e:
+                raise ConfigError(f"{where}entities.{name}.item.{attribute}: {e}") from None
+        for populated in entity.populate or {}:
+            if populated not in spec.generators:
+                raise ConfigError(
+                    f"{where}entities.{name}.populate.{populated}: unknown generator "
+                    f"{populated!r} (known: {', '.join(spec.generators) or 'none defined'})"
+                )
+    ids: set[str] = set()
+    for i, pattern in enumerate(spec.access_patterns):
+        if pattern.id in ids:
+            raise ConfigError(f"{where}access_patterns[{i}].id: {pattern.id!r} twice")
+        ids.add(pattern.id)
+        for field_name in ("key", "set", "request"):
+            value = getattr(pattern, field_name)
+            if value is None:
+                continue
+            for attribute, item in value.items() if isinstance(value, dict) else ():
+                try:
+                    template_names(item)
+                except TemplateError as e:
+                    raise ConfigError(
+                        f"{where}access_patterns[{i}].{field_name}.{attribute}: {e}"
+                    ) from None
+        if pattern.each is not None and pattern.each not in spec.generators:
+            raise ConfigError(
+                f"{where}access_patterns[{i}].each: unknown generator {pattern.each!r} "
+                f"(known: {', '.join(spec.generators) or 'none defined'})"
+            )
+    return requests, schemas
+
+
+def _rates(
+    spec: DesignFile, path: str, prefix: str
+) -> tuple[dict[str, float], dict[str, LatencyNeed | None], list[str]]:
+    where = f"{path}: {prefix}"
+    notes: list[str] = []
+    default: float | None = None
+    if spec.default_rate is not None:
+        try:
+            default = rate_per_s(spec.default_rate)
+        except ValueError as e:
+            raise ConfigError(f"{where}default_rate: {e}") from None
+    rates: dict[str, float] = {}
+    needs: dict[str, LatencyNeed | None] = {}
+    missing: list[str] = []
+    for i, pattern in enumerate(spec.access_patterns):
+        if pattern.rate is None:
+            missing.append(pattern.id)
+            rates[pattern.id] = default if default is not None else DEFAULT_RATE
+        else:
+            try:
+                rates[pattern.id] = rate_per_s(pattern.rate)
+            except ValueError as e:
+                raise ConfigError(f"{where}access_patterns[{i}].rate: {e}") from None
+        try:
+            needs[pattern.id] = latency_need(pattern.latency) if pattern.latency else None
+        except ValueError as e:
+            raise ConfigError(f"{where}access_patterns[{i}].latency: {e}") from None
+    if missing:
+        rate = default if default is not None else DEFAULT_RATE
+        source = "the file's default_rate" if default is not None else "no rate in the file"
+        notes.append(
+            f"{len(missing)} pattern(s) run at {rate:g}/s ({source}): {', '.join(missing)}"
+        )
+    return rates, needs, notes
+
+
+def load_designs(path: str) -> list[Design]:
+    """Every variant of a design file, each validated and compiled once to find errors."""
+    data = read_file(path)
+    notes: list[str] = []
+    from loadgen.design import awsmodel
+
+    if awsmodel.is_aws_model(data):
+        data, notes = awsmodel.to_design(data, path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping with tables and access_patterns")
+    base = _validated(data, path)
+    names = tuple(base.designs) or ("default",)
+    designs = []
+    for name in names:
+        changed = bool(base.designs) and bool(
+            base.designs[name].model_dump(exclude_none=True, exclude_defaults=True)
+        )
+        prefix = f"designs.{name}: " if changed else ""
+        if base.designs:
+            variant_data = _variant_data(
+                data, name, base.designs[name].model_dump(exclude_none=True)
+            )
+            spec = _validated(variant_data, path, prefix)
+        else:
+            spec = base
+        requests, schemas = _check(spec, path, prefix)
+        rates, needs, rate_notes = _rates(spec, path, prefix)
+        design = Design(
+            path,
+            name,
+            names,
+            spec,
+            requests,
+            schemas,
+            rates,
+            needs,
+            [*notes, *rate_notes],
+            spec_changed=changed,
+        )
+        design.compile(design.generators())  # every pattern builds: errors now, not mid-run
+        designs.append(design)
+    return designs
+
+
+def load_design(path: str, name: str | None = None) -> Design:
+    """One variant of a design file: ``name``, or the first the file names."""
+    designs = load_designs(path)
+    if name is None:
+        return designs[0]
+    for design in designs:
+        if design.name == name:
+            return design
+    raise ConfigError(
+        f"{path}: unknown design {name!r} (expected one of: "
+        f"{', '.join(d.name for d in designs)}, or all)"
+    )

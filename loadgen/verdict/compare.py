@@ -1,0 +1,79 @@
+"""Designs side by side: one table of per-pattern verdicts from several runs' results.
+
+``loadgen run DESIGN_FILE --design all`` runs each variant in turn on the same patterns and
+rates, then prints this table: per access pattern and design, the verdict, the throttled
+share of attempts and the hottest key's share of its table's or index's key touches.
+
+    print("\\n".join(compare_designs([results_bad, results_good])))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["THROTTLED_FAIL", "compare_designs", "pattern_rows"]
+
+THROTTLED_FAIL = 0.01
+"""A pattern with more than this share of its attempts throttled fails (where a results file
+carries no verdicts of its own)."""
+
+
+def pattern_rows(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per access pattern (the operation rows' names): verdict, throttled share, hot key."""
+    verdicts = {v["pattern"]: v for v in results.get("verdicts") or () if "pattern" in v}
+    rows: dict[str, dict[str, Any]] = {}
+    for row in results["operations"]:
+        name = row["name"]
+        attempts = row["requests"] + row.get("retries", 0)
+        throttled = row["throttled_attempts"] / attempts if attempts else 0.0
+        entry = rows.setdefault(name, {"attempts": 0, "throttled": 0, "hot_key": None})
+        entry["attempts"] += attempts
+        entry["throttled"] += row["throttled_attempts"]
+        if row.get("hot_key"):
+            entry["hot_key"] = row["hot_key"]
+        del throttled
+    for name, entry in rows.items():
+        share = entry["throttled"] / entry["attempts"] if entry["attempts"] else 0.0
+        entry["throttled_share"] = share
+        verdict = verdicts.get(name)
+        if verdict is not None:
+            entry["verdict"] = "PASS" if verdict.get("passed") else "FAIL"
+        else:
+            entry["verdict"] = "FAIL" if share > THROTTLED_FAIL else "PASS"
+    return rows
+
+
+def compare_designs(runs: list[dict[str, Any]]) -> list[str]:
+    """The side-by-side table, one line per pattern and design."""
+    lines = [
+        f"{'Pattern':<22} {'Design':<18} {'Verdict':<8} {'Throttled':>10} {'Hottest key':<32}"
+        f" {'Share':>6}",
+    ]
+    lines.append("-" * len(lines[0]))
+    per_design = [(r["run"].get("design") or "?", pattern_rows(r), r) for r in runs]
+    patterns: list[str] = []
+    for _, rows, _ in per_design:
+        patterns += [p for p in rows if p not in patterns]
+    for pattern in patterns:
+        for design, rows, results in per_design:
+            row = rows.get(pattern)
+            if row is None:
+                continue
+            hot = row["hot_key"]
+            if hot is None:  # the run's hottest key overall, where patterns keep none
+                top = (results.get("hot_keys") or [None])[0]
+                hot = None if top is None else {"key": top["key"], "share": top["share"]}
+            lines.append(
+                f"{pattern:<22} {design:<18} {row['verdict']:<8} "
+                f"{row['throttled_share']:>9.1%} {(hot or {}).get('key', '-')[:32]:<32} "
+                f"{(hot or {}).get('share', 0.0):>6.1%}"
+            )
+    failing = {d for d, rows, _ in per_design if any(r["verdict"] == "FAIL" for r in rows.values())}
+    passing = [d for d, _, _ in per_design if d not in failing]
+    lines.append("")
+    lines.append(
+        f"Passing every pattern: {', '.join(passing)}"
+        if passing
+        else "No design passes every pattern"
+    )
+    return lines
