@@ -52,6 +52,7 @@ def run_workload(
     result = loadgen("run", workload, "--design", design, *load, "--out", str(out), *extra)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Hottest partition keys" in result.stdout
+    assert "\nDiagnosis:\n  " in result.stdout  # the summary ends with the diagnosis
     return json.loads(out.read_text())
 
 

@@ -422,6 +422,7 @@ class HeatMap:
         by_requests, by_units = lane.sketches
         share = units / len(keys) if keys else 0.0
         locate = self._locate
+        label = None
         pattern_keys = None
         if tally is not None:
             if count:
@@ -448,11 +449,14 @@ class HeatMap:
             # its estimates stay those of every key, its cost that of one (a batch of 10 keys
             # new to a full sketch would evict 10 times).
             n = len(keys)
-            key = keys[tally.turn % n] if n > 1 else keys[0]
-            if n > 1:
+            if n == 1:
+                if label is not None:
+                    pattern_keys.add(label)
+            else:
+                key = keys[tally.turn % n]
                 tally.turn += 1
-            if key is not None:
-                pattern_keys.add(locate(key)[1], float(n))
+                if key is not None:
+                    pattern_keys.add(locate(key)[1], float(n))
 
     def _charge(
         self,

@@ -231,9 +231,8 @@ def _verdict(
     reasons = _failures(verdict, found)
     status = FAIL if reasons else PASS
     if starting.get("empty"):
-        note = "the table was empty at the start"
-        if starting.get("note"):
-            note += f" ({starting['note']})"
+        # The section's own note says the same at length; the verdict line stays one line.
+        note = "the tables were empty when the load began"
         if status == PASS:
             status = EMPTY
             found_nothing = (
@@ -252,6 +251,10 @@ def _failures(verdict: PatternVerdict, row: dict[str, Any]) -> list[str]:
     if not verdict.requests:
         return ["the pattern made no calls"] if verdict.rate_asked else []
     reasons = []
+    # Load that never arrived comes first: the other figures are of a smaller load.
+    delivered = verdict.delivered_share
+    if delivered is not None and delivered < MIN_DELIVERED_SHARE:
+        reasons.append(f"load not delivered: {_percent(delivered)} of the rate asked")
     share = verdict.throttled_share
     if share > MAX_THROTTLED_SHARE:
         kind = "reads" if verdict.operation in _READS else "writes"
@@ -283,9 +286,6 @@ def _failures(verdict: PatternVerdict, row: dict[str, Any]) -> list[str]:
                     else ""
                 )
             )
-    delivered = verdict.delivered_share
-    if delivered is not None and delivered < MIN_DELIVERED_SHARE:
-        reasons.append(f"load not delivered: {_percent(delivered)} of the rate asked")
     return reasons
 
 
@@ -300,7 +300,7 @@ def _percent(share: float) -> str:
 def _ms(value: float | None) -> str:
     if value is None:
         return "-"
-    return f"{value:.0f}" if value >= 10 else f"{value:.1f}".rstrip("0").rstrip(".")
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 def _rate(value: float | None) -> str:

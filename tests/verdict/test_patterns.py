@@ -81,12 +81,13 @@ def test_a_rate_run_that_fell_short_fails_on_delivery() -> None:
 def test_an_empty_table_never_passes_silently() -> None:
     verdicts = by_id(chat_results(empty=True))
     assert verdicts["profile"].status == EMPTY
-    assert "the table was empty at the start" in verdicts["profile"].reason
+    assert verdicts["profile"].reason == (
+        "EMPTY: nothing failed, but the tables were empty when the load began, so its reads "
+        "found nothing to read"
+    )
     assert not verdicts["profile"].passed
     assert verdicts["online_now"].status == FAIL
-    assert verdicts["online_now"].reason.endswith(
-        "the table was empty at the start (no items written before the load)"
-    )
+    assert verdicts["online_now"].reason.endswith("; the tables were empty when the load began")
 
 
 def test_a_percentile_the_results_do_not_hold_is_read_at_the_maximum() -> None:
