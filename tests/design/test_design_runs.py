@@ -90,7 +90,7 @@ def test_a_run_on_empty_tables_says_so_and_judges_otherwise(tmp_path: Path) -> N
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
         runs[name] = (json.loads(out.read_text()), done.stdout + done.stderr)
-    full, full_text = runs["full"]
+    full, _ = runs["full"]
     empty, empty_text = runs["empty"]
     assert full["design"]["starting_data"]["empty"] is False
     assert empty["design"]["starting_data"]["empty"] is True
