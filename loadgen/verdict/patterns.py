@@ -30,6 +30,7 @@ __all__ = [
     "FAIL",
     "MAX_FAILED_SHARE",
     "MAX_THROTTLED_SHARE",
+    "MIN_ARRIVALS",
     "MIN_DELIVERED_SHARE",
     "PASS",
     "PatternVerdict",
@@ -51,6 +52,10 @@ MIN_DELIVERED_SHARE = 0.95
 """The rate delivered over the rate asked below which a pattern fails: a pattern that was
 not offered its load was not tested at it (the same 95% the open model's delivery test
 asks of every window). The other figures still show; the cause is in the run's load lines."""
+
+MIN_ARRIVALS = 20
+"""Arrivals a pattern must have been offered for its delivered share to be judged: at 9 of 10
+arrivals, 90% says nothing of the load."""
 
 _READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
 # The need's percentile, the row field that answers it, and how it is named: a percentile
@@ -99,6 +104,8 @@ class PatternVerdict:
     """``PASS``, ``FAIL`` or ``EMPTY`` (nothing failed, but the run started on an empty table)."""
     reasons: tuple[str, ...] = ()
     """Why it failed, or why it is not judged, in words."""
+    offered: int | None = None
+    """Arrivals the open model offered the pattern (None for a closed-model run)."""
     latency_judged: bool = True
     """False on a local target: its engine's latency is not DynamoDB's, so the need is shown
     against the measured figure but does not decide the verdict (it does against AWS)."""
@@ -123,6 +130,11 @@ class PatternVerdict:
     def reason(self) -> str:
         """``PASS``, or the status and its reasons: ``FAIL: p99 84 ms over the 10 ms need``."""
         reasons = list(self.reasons)
+        if self.offered is not None and self.offered < MIN_ARRIVALS:
+            reasons.append(
+                f"only {self.offered} arrival(s) offered, too few to judge delivery "
+                "(run longer, or at a larger --scale)"
+            )
         if self.latency_over and not self.latency_judged:
             reasons.append(
                 f"{self.measured_as} {_ms(self.measured_ms)} ms against the "
@@ -226,6 +238,9 @@ def _verdict(
 ) -> PatternVerdict:
     asked = float(pattern.get("rate") or 0.0)
     delivered = _delivered(pattern, row, offered, load, scale)
+    arrivals = offered.get(pattern["id"]) if load else None
+    if load and arrivals is None:
+        arrivals = {"offered": 0}
     found = row or {}
     hot = found.get("hot_key") or {}
     need_p, need_ms, measured, measured_as = _latency(found, pattern.get("latency"))
@@ -253,6 +268,7 @@ def _verdict(
         hot_key_share=hot.get("share"),
         hot_key_index=hot.get("index"),
         units=dict(found.get("units") or {}),
+        offered=None if arrivals is None else int(arrivals.get("offered") or 0),
         latency_judged=latency_judged,
     )
     reasons = _failures(verdict, found)
@@ -275,12 +291,15 @@ def _verdict(
 
 def _failures(verdict: PatternVerdict, row: dict[str, Any]) -> list[str]:
     """The reasons a pattern fails, in words; empty when it passes."""
+    few = verdict.offered is not None and verdict.offered < MIN_ARRIVALS
     if not verdict.requests:
+        if few:
+            return []  # said by the reason: too few arrivals to judge
         return ["the pattern made no calls"] if verdict.rate_asked else []
     reasons = []
     # Load that never arrived comes first: the other figures are of a smaller load.
     delivered = verdict.delivered_share
-    if delivered is not None and delivered < MIN_DELIVERED_SHARE:
+    if delivered is not None and delivered < MIN_DELIVERED_SHARE and not few:
         reasons.append(f"load not delivered: {_percent(delivered)} of the rate asked")
     share = verdict.throttled_share
     if share > MAX_THROTTLED_SHARE:

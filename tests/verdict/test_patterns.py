@@ -165,3 +165,13 @@ def test_a_gate_asks_every_pattern_to_pass() -> None:
     assert evaluate(chat_results(empty=True), half).checks[0].status == GATE_FAIL
     plain = make_results(steady("t", ["a"]))
     assert evaluate(plain, every).checks[0].status == SKIP
+
+
+def test_too_few_arrivals_say_so_instead_of_judging_delivery() -> None:
+    offered = {"online_now": (100, 100), "room_messages": (100, 100), "set_status": (100, 100),
+               "profile": (10, 9)}  # fmt: skip
+    profile = by_id(chat_results(offered=offered))["profile"]
+    assert profile.status == PASS
+    assert "only 10 arrival(s) offered, too few to judge delivery" in profile.reason
+    offered["profile"] = (100, 90)
+    assert by_id(chat_results(offered=offered))["profile"].status == FAIL
