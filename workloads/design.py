@@ -161,6 +161,7 @@ def design_section(design: Design, starting_items: int, launch_scale: float) -> 
             }
         )
     empty = starting_items == 0
+    # -1: not known (against AWS the run writes nothing); -2: looked, the tables held items.
     return {
         "file": design.path,
         "name": design.name,
@@ -168,7 +169,7 @@ def design_section(design: Design, starting_items: int, launch_scale: float) -> 
         "patterns": patterns,
         "notes": list(design.notes),
         "starting_data": {
-            "items": starting_items,
+            "items": starting_items if starting_items >= 0 else None,
             "empty": empty,
             "note": "the tables were empty when the load began: reads found nothing, so "
             "their units and heat are those of an empty table"
@@ -198,4 +199,4 @@ def _look_for_starting_data(environment: Any, **kwargs: Any) -> None:
     for request in DesignUser.design.table_requests:
         answer = client.botocore.scan(TableName=request["TableName"], Limit=1, Select="COUNT")
         held += int(answer.get("Count", 0))
-    parsed.starting_items = held  # 0: the run says its tables were empty
+    parsed.starting_items = -2 if held else 0  # 0: the run says its tables were empty
