@@ -23,7 +23,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cache
 
-__all__ = ["EXPRESSION_ORDER", "first_error", "reserved_words"]
+__all__ = ["EXPRESSION_ORDER", "first_error", "projection_paths", "reserved_words"]
 
 EXPRESSION_ORDER = (
     "UpdateExpression",
@@ -349,6 +349,22 @@ def first_error(
     except _Error as error:
         return f"Invalid {kind}: {error.message}"
     return None
+
+
+def projection_paths(text: str) -> list[tuple[str | int, ...]]:
+    """A ProjectionExpression's document paths: names (``#name`` placeholders as written) and
+    list positions. Call it on an expression `first_error` has passed.
+
+        >>> projection_paths("a.b[2], #c")
+        [('a', 'b', 2), ('#c',)]
+    """
+    parser = _Parser("ProjectionExpression", text)
+    paths = [parser.path()]
+    while parser.is_op(","):
+        parser.take()
+        paths.append(parser.path())
+    parser.end()
+    return [tuple(int(e[1:-1]) if e.startswith("[") else e for e in path.path) for path in paths]
 
 
 def _check(kind: str, text: str, names: Collection[str], values: Collection[str]) -> None:
