@@ -15,6 +15,9 @@ from loadgen.emulator.wire import dumps, error_body, internal_error
 __all__ = ["backend_raised", "unavailable", "unusable_answer"]
 
 _VALIDATION = "com.amazon.coral.validate#ValidationException"
+# What an HTTP server answers to a request too large in one of its parts (DynamoDB Local's
+# Jetty answers 431 to headers over 8 KB): passed on as answered, not made a retryable 500.
+_REFUSED_AS_SENT = frozenset({413, 414, 431})
 
 
 def unavailable(reason: object) -> tuple[int, bytes]:
@@ -38,11 +41,14 @@ def unusable_answer(status: int, body: bytes) -> tuple[int, bytes] | None:
     """Status and body to send instead of a backend's answer, or None if it can be sent.
 
     A DynamoDB answer is a JSON object (errors too); an empty body is accepted only with 200
-    (moto answers some control-plane calls so). Anything else (an HTML error page, a web
+    (moto answers some control-plane calls so). A refusal of the request's size (413, 414,
+    431) goes to the client as the backend sent it. Anything else (an HTML error page, a web
     server's redirect, truncated JSON) is the backend failing, not the request.
     """
     if not 100 <= status <= 599:
         return 500, dumps(internal_error(f"Backend answered HTTP status {status}"))
+    if status in _REFUSED_AS_SENT:
+        return None  # the request's own fault, in HTTP's words: sending it again cannot help
     if not body:
         return None if status == 200 else (500, dumps(internal_error()))
     if status == 200:

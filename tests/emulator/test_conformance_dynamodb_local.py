@@ -8,8 +8,10 @@ a rule unlike DynamoDB (the 38-digit message) the test holds us to DynamoDB's do
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
+import socket
 import urllib.parse
 from collections.abc import Iterator
 from typing import Any
@@ -253,6 +255,31 @@ def test_expressions_read_in_dynamodb_s_order(endpoints: tuple[str, str]) -> Non
         theirs = send(direct, operation, body)
         assert theirs[0] == 400, theirs
         assert send(emulator, operation, body) == theirs
+
+
+@pytest.mark.parametrize("padding", [2_000, 17_000, 40_000])
+def test_large_headers_answered_as_dynamodb_local_does(
+    endpoints: tuple[str, str], padding: int
+) -> None:
+    """DynamoDB Local refuses headers over 8 KB with 431, which SDKs do not retry; the
+    emulator passes that on (it answered 500, which SDKs retry, until it knew 431)."""
+    statuses = []
+    for url in endpoints:
+        parts = urllib.parse.urlsplit(url)
+        head = [
+            "POST / HTTP/1.1",
+            "Host: localhost",
+            "X-Amz-Target: DynamoDB_20120810.ListTables",
+            *(f"{name}: {value}" for name, value in HEADERS.items()),
+            "X-Padding: " + "p" * padding,
+            "Content-Length: 2",
+        ]
+        with socket.create_connection((parts.hostname, parts.port), timeout=30) as connection:
+            # A server may answer and close before it has read all the headers.
+            with contextlib.suppress(OSError):
+                connection.sendall(("\r\n".join(head) + "\r\n\r\n{}").encode())
+            statuses.append(int(connection.recv(64).split()[1]))
+    assert statuses[0] == statuses[1] == (200 if padding < 8_000 else 431)
 
 
 # --- reads priced by the whole items read, whatever the projection ------------------------
