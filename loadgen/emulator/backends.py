@@ -139,7 +139,11 @@ class MotoBackend:
             return self._dispatch(headers, body)
         except Exception as exc:  # moto raises on some requests it cannot handle
             _log.warning("moto failed on a request", exc_info=True)
-            status, body = backend_raised(exc)
+            try:
+                request = json.loads(body)
+            except (ValueError, RecursionError):
+                request = None
+            status, body = backend_raised(exc, request)
             return BackendResponse(status, {"Content-Type": JSON_CONTENT_TYPE}, body)
 
     def _dispatch(self, headers: Mapping[str, str], body: bytes) -> BackendResponse:
@@ -189,6 +193,8 @@ class MotoBackend:
             return _moto_answer(exc.code or 500, {}, exc.description or "")
         if isinstance(result, ActionResult):
             answer = result.result
+            if answer is None:  # an operation without output (TagResource): as moto writes it
+                return _moto_answer(*handler.serialized(result))
             if isinstance(answer, dict):
                 # moto's serializer writes only the members of the operation's output shape
                 # (its results carry more, such as ConsumedCapacityUnits): so do we.

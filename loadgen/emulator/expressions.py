@@ -19,11 +19,18 @@ DynamoDB names first.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
-__all__ = ["EXPRESSION_ORDER", "first_error", "projection_paths", "reserved_words"]
+__all__ = [
+    "EXPRESSION_ORDER",
+    "expression_error",
+    "first_error",
+    "projection_paths",
+    "reserved_words",
+]
 
 EXPRESSION_ORDER = (
     "UpdateExpression",
@@ -348,6 +355,29 @@ def first_error(
         _check(kind, text, names, values)
     except _Error as error:
         return f"Invalid {kind}: {error.message}"
+    return None
+
+
+def expression_error(request: Mapping[str, Any]) -> str | None:
+    """The first error DynamoDB reports in any expression of ``request`` (those of a
+    transaction's actions too), or None."""
+    specs = [request]
+    for entry in request.get("TransactItems") or ():
+        if isinstance(entry, dict):
+            specs.extend(body for body in entry.values() if isinstance(body, dict))
+    for spec in specs:
+        names, values = spec.get("ExpressionAttributeNames"), spec.get("ExpressionAttributeValues")
+        for kind in EXPRESSION_ORDER:
+            text = spec.get(kind)
+            if isinstance(text, str):
+                message = first_error(
+                    kind,
+                    text,
+                    names if isinstance(names, dict) else {},
+                    values if isinstance(values, dict) else {},
+                )
+                if message is not None:
+                    return message
     return None
 
 

@@ -9,7 +9,9 @@ which every SDK retries. Never a hang, an HTML page passed through, or a dropped
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from loadgen.emulator.expressions import expression_error
 from loadgen.emulator.wire import dumps, error_body, internal_error
 
 __all__ = ["backend_raised", "unavailable", "unusable_answer"]
@@ -25,16 +27,20 @@ def unavailable(reason: object) -> tuple[int, bytes]:
     return 500, dumps(internal_error(f"Backend unavailable: {reason}"))
 
 
-def backend_raised(error: Exception) -> tuple[int, bytes]:
+def backend_raised(error: Exception, request: Any) -> tuple[int, bytes]:
     """Status and body for an in-process backend (moto) that raised instead of answering.
 
-    The request has passed `loadgen.emulator.validation`, so what is left is what moto's own
-    checks miss (an expression it cannot parse raises ValueError where DynamoDB answers a
-    ValidationException). The same request would raise again, so the answer is a 400 naming
-    the failure, not a 500 that SDKs retry up to ten times.
+    Where DynamoDB's answer is clear, that answer: an expression moto could not read is one
+    DynamoDB rejects with a ValidationException (`loadgen.emulator.expressions` names the
+    error). Otherwise DynamoDB's InternalServerError, naming the operation moto lacks, never
+    Python's text: the failure is the engine's, not the request's.
     """
-    message = f"One or more parameter values were invalid: {type(error).__name__}: {error}"
-    return 400, dumps(error_body(_VALIDATION, message[:1000]))
+    message = expression_error(request) if isinstance(request, dict) else None
+    if message is not None:
+        return 400, dumps(error_body(_VALIDATION, message))
+    if isinstance(error, NotImplementedError):
+        return 500, dumps(internal_error("The engine (moto) does not implement this operation"))
+    return 500, dumps(internal_error())
 
 
 def unusable_answer(status: int, body: bytes) -> tuple[int, bytes] | None:
