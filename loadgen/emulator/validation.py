@@ -46,6 +46,7 @@ __all__ = [
     "MAX_NESTING_LEVELS",
     "MAX_TRANSACTION_ACTIONS",
     "VALIDATION",
+    "integers_truncated",
     "validate",
 ]
 
@@ -188,6 +189,27 @@ def validate(operation: str, payload: Mapping[str, Any], body_bytes: int | None 
     _semantics(operation, payload, body_bytes is None or body_bytes > MAX_ITEM_BYTES)
 
 
+def integers_truncated(operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with every fraction in an integer or long member cut to a whole number, as
+    DynamoDB reads ``"Limit": 1.5`` (1); for an engine that would fail on it."""
+    node = _input_node(operation)
+    truncated = _truncated(node, payload) if node is not None else payload
+    return truncated if isinstance(truncated, dict) else payload
+
+
+def _truncated(node: _Node, value: Any) -> Any:
+    if node.kind in ("integer", "long") and isinstance(value, float) and math.isfinite(value):
+        return int(value)
+    if node.kind == "structure" and isinstance(value, dict):
+        members = node.members
+        return {k: _truncated(members[k][0], v) if k in members else v for k, v in value.items()}
+    if node.kind == "list" and isinstance(value, list) and node.element is not None:
+        return [_truncated(node.element, v) for v in value]
+    if node.kind == "map" and isinstance(value, dict) and node.element is not None:
+        return {k: _truncated(node.element, v) for k, v in value.items()}
+    return value
+
+
 # --- the model's shapes -------------------------------------------------------------------
 
 
@@ -303,8 +325,9 @@ def _placeholders(request: Mapping[str, Any]) -> None:
         if not text:
             raise WireError(400, VALIDATION, f"Invalid {kind}: The expression can not be empty;")
     values = request.get("ExpressionAttributeValues")
-    if expressions and values == {}:
-        raise WireError(400, VALIDATION, "ExpressionAttributeValues must not be empty")
+    for member in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+        if expressions and request.get(member) == {}:
+            raise WireError(400, VALIDATION, f"{member} must not be empty")
     try:
         _placeholders_used(request, expressions)
     except WireError as placeholder_error:

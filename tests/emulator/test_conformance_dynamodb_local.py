@@ -247,11 +247,15 @@ def test_expressions_read_in_dynamodb_s_order(endpoints: tuple[str, str]) -> Non
         ("UpdateItem", {"UpdateExpression": "SET a = :x", "ConditionExpression": "a IN ()"}),
         ("UpdateItem", {"UpdateExpression": "SET a = :v", "ConditionExpression": "b = :x AND"}),
         ("UpdateItem", {"UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {}}),
+        ("UpdateItem", {"UpdateExpression": "SET a = :v", "ExpressionAttributeNames": {}}),
+        ("GetItem", {"ProjectionExpression": "a", "ExpressionAttributeNames": {}}),
     ]
     for operation, members in requests:
         body = {"TableName": TABLE, "ExpressionAttributeValues": value, **members}
-        if operation == "UpdateItem":
+        if operation != "Query":
             body["Key"] = KEY
+        if operation == "GetItem":
+            del body["ExpressionAttributeValues"]
         theirs = send(direct, operation, body)
         assert theirs[0] == 400, theirs
         assert send(emulator, operation, body) == theirs
