@@ -50,7 +50,8 @@ class EmbeddedEmulator(targets._LocalTarget):
     def __init__(
         self,
         *,
-        scale: float | None = None,
+        scale: float | str | None = None,
+        launch_rate: float | None = None,
         seed: int | None = None,
         upstream: str | None = None,
         engine: str = "auto",
@@ -58,10 +59,24 @@ class EmbeddedEmulator(targets._LocalTarget):
         startup_timeout: float | None = None,
     ) -> None:
         super().__init__(startup_timeout=startup_timeout)
-        if scale is not None and not (math.isfinite(scale) and scale > 0):
-            raise ConfigError(f"scale must be a positive number (got {scale!r})")
-        self.scale = DEFAULT_SCALE if scale is None else scale
-        """Factor on every AWS capacity figure."""
+        self.auto = scale == "auto"
+        """Whether the child chooses the scale for ``launch_rate`` (``--scale auto``)."""
+        if self.auto:
+            if launch_rate is None or not (math.isfinite(launch_rate) and launch_rate > 0):
+                raise ConfigError(
+                    "--scale auto needs the launch rate, operations/s at AWS scale "
+                    f"(--rate, or rates in the config file; got {launch_rate!r})"
+                )
+        elif scale is not None and not (
+            isinstance(scale, float | int) and math.isfinite(scale) and scale > 0
+        ):
+            raise ConfigError(f"scale must be a positive number or auto (got {scale!r})")
+        self.launch_rate = launch_rate
+        self.scale: float = (
+            DEFAULT_SCALE if scale is None or isinstance(scale, str) else float(scale)
+        )
+        """Factor on every AWS capacity figure (with ``--scale auto``: the one the child chose,
+        once started)."""
         self.seed = seed
         self.upstream = upstream
         self.engine: Engine | None = None if upstream is not None else choose_engine(engine)
@@ -84,7 +99,10 @@ class EmbeddedEmulator(targets._LocalTarget):
 
     def _command(self, port: int, workdir: Path) -> list[str]:
         command = [sys.executable, "-m", "loadgen.emulator", "--port", str(port)]
-        command += ["--scale", repr(self.scale)]
+        if self.auto:
+            command += ["--scale", "auto", "--launch-rate", repr(self.launch_rate)]
+        else:
+            command += ["--scale", repr(self.scale)]
         if self.seed is not None:
             command += ["--seed", str(self.seed)]
         if self.upstream is not None:
@@ -135,13 +153,17 @@ class EmbeddedEmulator(targets._LocalTarget):
         A child that warmed up DynamoDB Local prints the rate it measured on the next line.
         """
         assert self._process is not None and self._workdir is not None
-        lines_wanted = 2 if self.engine is not None and self.engine.name == "dynamodb-local" else 1
+        measured = self.engine is not None and self.engine.name == "dynamodb-local"
+        lines_wanted = 1 + (measured or self.auto) + self.auto
         while True:
             text = url_path.read_text(encoding="utf-8", errors="replace")
             if text.count("\n") >= lines_wanted:
                 lines = text.splitlines()
-                if lines_wanted == 2 and lines[1].startswith("engine-rate "):
-                    self.engine_rate = float(lines[1].split()[1])
+                for line in lines[1:lines_wanted]:
+                    if line.startswith("engine-rate "):
+                        self.engine_rate = float(line.split()[1])
+                    elif line.startswith("scale "):
+                        self.scale = float(line.split()[1])
                 port = urllib.parse.urlsplit(lines[0].strip()).port
                 if port is None:
                     raise TargetError(f"emulator printed {text.splitlines()[0]!r}, not its URL")

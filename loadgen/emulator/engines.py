@@ -28,10 +28,13 @@ from loadgen.errors import ConfigError, TargetError
 from loadgen.targets import local as targets
 
 __all__ = [
+    "AUTO_SCALES",
+    "DEFAULT_WARM_UP_REQUESTS",
     "ENGINES",
     "JVM_OPTIONS",
     "DynamoConnection",
     "Engine",
+    "auto_scale",
     "choose_engine",
     "pk_sk_table",
     "warm",
@@ -48,6 +51,13 @@ compiler took the cores the load generator and the emulator need; with these it 
 2.5 s instead of 3-9 s and served 1,000-1,400 requests/s from the first seconds, at about
 900 us of CPU per request (the optimising compiler reaches about 650 us, a minute later).
 """
+
+DEFAULT_WARM_UP_REQUESTS = 400
+"""Requests each of the engine's two warm-up rounds sends."""
+
+AUTO_SCALES = (1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001)
+"""The scales ``--scale auto`` picks from: round figures, so runs at one launch rate on
+like machines get the same scale and compare."""
 
 _WARM_TABLE = "partition-heat-warm-up"
 _LOCAL_AUTHORIZATION = (
@@ -102,7 +112,9 @@ def choose_engine(asked: str) -> Engine:
     return Engine("moto", fallback_reason=missing)
 
 
-def warm(endpoint_url: str, *, requests: int = 400, connections: int = 4) -> float:
+def warm(
+    endpoint_url: str, *, requests: int = DEFAULT_WARM_UP_REQUESTS, connections: int = 4
+) -> float:
     """Send a freshly started engine the requests a run sends, on a table of its own, from
     ``connections`` connections at once, twice; return the requests/s of the second round.
 
@@ -146,6 +158,28 @@ def warm(endpoint_url: str, *, requests: int = 400, connections: int = 4) -> flo
     if errors:
         raise TargetError(f"engine at {endpoint_url} failed while warming up: {errors[0]}")
     return (requests // 4) * 4 / elapsed
+
+
+def auto_scale(launch_rate: float, engine_rate: float) -> float:
+    """The largest of `AUTO_SCALES` at which ``launch_rate`` (operations/s at AWS scale)
+    offers the engine at most half of ``engine_rate`` (requests/s it answered its warm-up at).
+
+    Half, because a run's requests also wait on the emulator and on the load generator, which
+    share the machine, and an operation may be more than one request. Below the smallest
+    scale, the smallest.
+
+        >>> auto_scale(60_000, 4_000)
+        0.03
+    """
+    if not (launch_rate > 0 and engine_rate > 0):
+        raise ConfigError(
+            f"--scale auto needs a launch rate and an engine rate above 0 "
+            f"(got {launch_rate:g} and {engine_rate:g})"
+        )
+    for scale in AUTO_SCALES:
+        if launch_rate * scale <= engine_rate / 2:
+            return scale
+    return AUTO_SCALES[-1]
 
 
 _ONE = {"v": {"N": "1"}}
