@@ -88,9 +88,11 @@ class Engine:
         if self.fallback_reason is None:
             return None
         return (
-            "the embedded engine is moto, not DynamoDB Local: moto carries a fraction of "
-            "DynamoDB Local's rate and answers a query on an index by reading the whole table, "
-            f"so long runs slow down. {self.fallback_reason}"
+            "the embedded engine is moto, not DynamoDB Local: some of moto's answers differ "
+            "from DynamoDB's (conditions it evaluates otherwise, expressions it accepts or "
+            "cannot read, the order of binary keys; README: The embedded engine lists them), "
+            "though the partition model throttles and prices alike on both. "
+            f"{self.fallback_reason}"
         )
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from loadgen.emulator.expressions import first_error, projection_paths
@@ -137,14 +138,9 @@ def _plan(
     names: Mapping[str, str] = spec.get("ExpressionAttributeNames") or {}
     selection: _Selection | None = None
     if isinstance(expression, str):
-        values = spec.get("ExpressionAttributeValues") or {}
-        if first_error("ProjectionExpression", expression, names, values) is not None:
+        selection = _expression_selection(expression, tuple(sorted(names.items())))
+        if selection is None:
             return None
-        paths = [
-            tuple(names[e] if isinstance(e, str) and e.startswith("#") else e for e in path)
-            for path in projection_paths(expression)
-        ]
-        selection = _selection(paths)
     elif attributes is not None:
         if any(expression in spec for expression in _OTHER_EXPRESSIONS):
             return None  # expressions with AttributesToGet: an error
@@ -169,6 +165,21 @@ def _plan(
         else:
             whole.pop("ExpressionAttributeNames", None)
     return whole, selection
+
+
+@lru_cache(maxsize=4096)
+def _expression_selection(expression: str, names: tuple[tuple[str, str], ...]) -> _Selection | None:
+    """A ProjectionExpression's selection, or None where DynamoDB would refuse it or two of
+    its paths conflict. Read once per text and names: a load test repeats a few of them (the
+    selection is only ever read)."""
+    if first_error("ProjectionExpression", expression, dict(names), ()) is not None:
+        return None
+    defined = dict(names)
+    paths = [
+        tuple(defined[e] if isinstance(e, str) and e.startswith("#") else e for e in path)
+        for path in projection_paths(expression)
+    ]
+    return _selection(paths)
 
 
 def _selection(paths: list[tuple[str | int, ...]]) -> _Selection | None:
