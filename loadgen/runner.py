@@ -337,6 +337,7 @@ def _target(config: RunConfig) -> Iterator[Target]:
         seed=config.seed,
         upstream=endpoint,
         engine=config.engine,
+        run_seconds=config.duration_s(),
     )
     if embedded.engine is not None and embedded.engine.warning is not None:
         print(f"Warning: {embedded.engine.warning}", file=sys.stderr, flush=True)

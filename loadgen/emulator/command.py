@@ -24,6 +24,7 @@ from loadgen.emulator.engines import (
     JVM_OPTIONS,
     auto_scale,
     choose_engine,
+    jvm_choice,
     warm,
 )
 from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
@@ -141,18 +142,20 @@ def _parser() -> argparse.ArgumentParser:
         help="with --capture: record keys as their BLAKE2b hash keyed with SALT (popularity "
         "and per-key order are kept, key text is not)",
     )
+    long_options, long_warm_up = jvm_choice(None)
     parser.add_argument(
         "--jvm-options",
-        default=" ".join(JVM_OPTIONS),
-        help="options of the embedded DynamoDB Local's JVM, space-separated "
-        "(default %(default)r; benchmarks/bench_jvm.py measures the choices)",
+        default=" ".join(long_options),
+        help="options of the embedded DynamoDB Local's JVM, space-separated (default "
+        "%(default)r: the tiered compiler, for a server that runs long; a short `loadgen run` "
+        f"takes {' '.join(JVM_OPTIONS)!r}; benchmarks/bench_jvm.py measures the choices)",
     )
     parser.add_argument(
         "--warm-up-requests",
         type=int,
-        default=DEFAULT_WARM_UP_REQUESTS,
+        default=long_warm_up,
         help="requests each of the two warm-up rounds sends the embedded DynamoDB Local "
-        "(default %(default)s)",
+        f"(default %(default)s; a short `loadgen run`: {DEFAULT_WARM_UP_REQUESTS})",
     )
     return parser
 

@@ -17,7 +17,7 @@ import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.emulator.engines import Engine, choose_engine
+from loadgen.emulator.engines import Engine, choose_engine, jvm_choice
 from loadgen.errors import ConfigError, TargetError
 from loadgen.targets import local as targets
 
@@ -45,7 +45,7 @@ class EmbeddedEmulator(targets._LocalTarget):
     """
 
     name = "emulator"
-    default_startup_timeout = 60.0  # DynamoDB Local's JVM starts and warms up within it
+    default_startup_timeout = 120.0  # DynamoDB Local starts and warms up (long runs: 8,000 calls)
 
     def __init__(
         self,
@@ -57,6 +57,7 @@ class EmbeddedEmulator(targets._LocalTarget):
         engine: str = "auto",
         extra_args: Sequence[str] = (),
         startup_timeout: float | None = None,
+        run_seconds: float | None = None,
     ) -> None:
         super().__init__(startup_timeout=startup_timeout)
         self.auto = scale == "auto"
@@ -84,6 +85,9 @@ class EmbeddedEmulator(targets._LocalTarget):
         self.engine_rate: float | None = None
         """Requests/s the engine answered its warm-up at (DynamoDB Local only; after start)."""
         self.extra_args = tuple(extra_args)
+        self.run_seconds = run_seconds
+        """How long the run it serves lasts (None: unknown, taken as short): decides the
+        DynamoDB Local JVM's options (`loadgen.emulator.engines.jvm_choice`)."""
 
     @property
     def behind(self) -> str:
@@ -109,6 +113,10 @@ class EmbeddedEmulator(targets._LocalTarget):
             command += ["--upstream", self.upstream]
         if self.engine is not None:
             command += ["--engine", self.engine.name]
+            if self.engine.name == "dynamodb-local":
+                # A run of unknown length is taken as short: it starts in seconds.
+                options, warm_up = jvm_choice(self.run_seconds or 0.0)
+                command += [f"--jvm-options={' '.join(options)}", f"--warm-up-requests={warm_up}"]
         return command + list(self.extra_args)
 
     def _start(self) -> None:

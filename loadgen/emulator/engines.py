@@ -32,10 +32,14 @@ __all__ = [
     "DEFAULT_WARM_UP_REQUESTS",
     "ENGINES",
     "JVM_OPTIONS",
+    "LONG_RUN_JVM_OPTIONS",
+    "LONG_RUN_SECONDS",
+    "LONG_RUN_WARM_UP_REQUESTS",
     "DynamoConnection",
     "Engine",
     "auto_scale",
     "choose_engine",
+    "jvm_choice",
     "pk_sk_table",
     "warm",
 ]
@@ -43,15 +47,20 @@ __all__ = [
 ENGINES = ("auto", "dynamodb-local", "moto")
 """What ``--engine`` takes."""
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
-"""How the embedded DynamoDB Local's JVM runs: its quick compiler only, one collector thread.
-
-With the JVM's defaults DynamoDB Local served the counter workload at 300-700 requests/s in
-its first 10-20 seconds and reached its peak only after about 40 s of load, as the optimising
-compiler took the cores the load generator and the emulator need; with these it started in
-2.5 s instead of 3-9 s and served 1,000-1,400 requests/s from the first seconds, at about
-900 us of CPU per request (the optimising compiler reaches about 650 us, a minute later).
-"""
-
+"""How the embedded DynamoDB Local's JVM runs for a short run: its quick compiler only, one
+collector thread. It starts in about 5 s and serves at its full (quick-compiled) rate at
+once; `LONG_RUN_JVM_OPTIONS` serve more but only after a longer warm-up
+(`benchmarks/bench_jvm.py`)."""
+LONG_RUN_JVM_OPTIONS = ("-XX:+UseSerialGC",)
+"""The JVM's tiered compiler (its optimising compiler too), one collector thread: for runs of
+`LONG_RUN_SECONDS` or more and for ``loadgen emulator`` on its own, after
+`LONG_RUN_WARM_UP_REQUESTS` of warm-up."""
+LONG_RUN_SECONDS = 60.0
+"""Runs at least this long take `LONG_RUN_JVM_OPTIONS`: their longer warm-up (about 15 s
+more here) is then a small part of the run."""
+LONG_RUN_WARM_UP_REQUESTS = 4000
+"""Requests each warm-up round sends under `LONG_RUN_JVM_OPTIONS`: enough for the optimising
+compiler to have compiled the request path before the run starts."""
 DEFAULT_WARM_UP_REQUESTS = 400
 """Requests each of the engine's two warm-up rounds sends."""
 
@@ -160,6 +169,14 @@ def warm(
     if errors:
         raise TargetError(f"engine at {endpoint_url} failed while warming up: {errors[0]}")
     return (requests // 4) * 4 / elapsed
+
+
+def jvm_choice(run_seconds: float | None) -> tuple[tuple[str, ...], int]:
+    """JVM options and warm-up requests per round for the embedded DynamoDB Local of a run
+    lasting ``run_seconds`` (None: no end foreseen, as ``loadgen emulator`` on its own)."""
+    if run_seconds is not None and run_seconds < LONG_RUN_SECONDS:
+        return JVM_OPTIONS, DEFAULT_WARM_UP_REQUESTS
+    return LONG_RUN_JVM_OPTIONS, LONG_RUN_WARM_UP_REQUESTS
 
 
 def auto_scale(launch_rate: float, engine_rate: float) -> float:
