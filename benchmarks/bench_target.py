@@ -18,7 +18,7 @@ against table size: the sensor workload's table is filled to 10^3 ... 2x10^5 rea
 and its query_recent median.
 
     .venv/bin/python benchmarks/bench_target.py [--seconds 15] [--sizes 1000,10000,100000,200000]
-        [--engines moto,dynamodb-local] [--skip-rates | --skip-sizes]
+        [--engines moto,dynamodb-local] [--skip-rates | --skip-sizes] [--skip-latency]
 
 Figures move with the machine's load: quote the ratios, measured side by side in one run.
 """
@@ -43,12 +43,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from null_server import null_endpoint
 
 from loadgen.emulator.embedded import EmbeddedEmulator
-from loadgen.emulator.engines import DynamoConnection, pk_sk_table
+from loadgen.emulator.engines import LONG_RUN_SECONDS, DynamoConnection, pk_sk_table
 
 ROOT = Path(__file__).resolve().parents[1]
 LOADGEN = [sys.executable, "-m", "loadgen"]
 TICKS = os.sysconf("SC_CLK_TCK")
 ENGINE_NAMES = {"moto": "moto", "dynamodb-local": "DynamoDB Local"}
+LONG_DYNAMODB_LOCAL = "dynamodb-local-long"
+"""DynamoDB Local as a run of LONG_RUN_SECONDS or more starts it (tiered compiler, long
+warm-up), beside it as a shorter run starts it (quick compiler): measured when
+``dynamodb-local`` is."""
+ENGINE_LABELS = {
+    **ENGINE_NAMES,
+    "dynamodb-local": "DynamoDB Local (a run under 60 s: quick compiler)",
+    LONG_DYNAMODB_LOCAL: "DynamoDB Local (a run of 60 s or more: tiered compiler)",
+}
 ENV = {
     **os.environ,
     "AWS_ACCESS_KEY_ID": "local",
@@ -173,7 +182,7 @@ def sensor_run(url: str, seconds: float) -> dict[str, Any]:
 # --- the report ---------------------------------------------------------------------------
 
 
-def rates(seconds: float, engines: list[str]) -> None:
+def rates(seconds: float, engines: list[str], *, latency: bool = True) -> None:
     print(f"## Rate of one Locust process (20 users, fast client, counter sharded, {seconds:g} s)")
     print()
     print(
@@ -189,14 +198,23 @@ def rates(seconds: float, engines: list[str]) -> None:
             # The load generator's CPU per request without its start and stop: the difference
             # between this run and a shorter one.
             short = run_load(emulator.endpoint_url, seconds / 3, target_pid=emulator.pid)
-    for engine in engines:
-        # A scale at which nothing throttles: the engine's rate, not the model's.
-        with EmbeddedEmulator(engine=engine, scale=10.0) as emulator:
+    measured = list(engines)
+    if "dynamodb-local" in engines:
+        measured.append(LONG_DYNAMODB_LOCAL)
+    for engine in measured:
+        # A scale at which nothing throttles: the engine's rate, not the model's. A run as
+        # long as LONG_RUN_SECONDS gets the JVM that compiles fully (`engines.jvm_choice`).
+        long = engine == LONG_DYNAMODB_LOCAL
+        with EmbeddedEmulator(
+            engine="dynamodb-local" if long else engine,
+            scale=10.0,
+            run_seconds=LONG_RUN_SECONDS if long else seconds,
+        ) as emulator:
             figures[engine] = run_load(emulator.endpoint_url, seconds, target_pid=emulator.pid)
     labels = {
         "null": "null endpoint (the load generator's ceiling)",
         "emulator": "emulator forwarding to the null endpoint",
-        **{engine: f"embedded target, {ENGINE_NAMES[engine]}" for engine in engines},
+        **{engine: f"embedded target, {ENGINE_LABELS[engine]}" for engine in measured},
     }
     for key, label in labels.items():
         f = figures[key]
@@ -206,7 +224,7 @@ def rates(seconds: float, engines: list[str]) -> None:
     print()
     print("(load generator CPU includes its start and stop, about 2 s, spread over the run)")
     print()
-    for engine in engines:
+    for engine in measured:
         print(f"goal 1, embedded ({engine}) / null endpoint: {figures[engine]['rate'] / null:.0%}")
     emulator_us = figures["emulator"]["target_us"]
     long, requests = figures["emulator"], figures["emulator"]["requests"] - short["requests"]
@@ -216,8 +234,9 @@ def rates(seconds: float, engines: list[str]) -> None:
         f"({emulator_us:.0f} us / {client_us:.0f} us, the client's without its start and stop)"
     )
     print()
-    half = figures["emulator"]["rate"] / 2
-    added_latency(half, seconds, engines)
+    if latency:
+        half = figures["emulator"]["rate"] / 2
+        added_latency(half, seconds, engines)
 
 
 def added_latency(rate: float, seconds: float, engines: list[str]) -> None:
@@ -324,6 +343,9 @@ def main() -> None:
     parser.add_argument("--skip-rates", action="store_true", help="only the table-size part")
     parser.add_argument("--skip-sizes", action="store_true", help="only the rate part")
     parser.add_argument(
+        "--skip-latency", action="store_true", help="rates without the added-latency probe"
+    )
+    parser.add_argument(
         "--engines",
         default=",".join(ENGINE_NAMES),
         help=f"embedded engines to measure (comma-separated; default {','.join(ENGINE_NAMES)})",
@@ -336,7 +358,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print()
     if not args.skip_rates:
-        rates(args.seconds, engines)
+        rates(args.seconds, engines, latency=not args.skip_latency)
     if not args.skip_sizes:
         sizes([int(s) for s in args.sizes.split(",")], args.seconds, engines)
 

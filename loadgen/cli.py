@@ -117,6 +117,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _scale(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number or auto (got {text!r})") from None
+
+
 def _add_target_flags(run: argparse.ArgumentParser) -> None:
     """Where a run sends its requests, and how it reports them (run and replay)."""
     run.add_argument("--endpoint", help="DynamoDB endpoint URL (default: an embedded target)")
@@ -127,9 +136,10 @@ def _add_target_flags(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--scale",
-        type=float,
+        type=_scale,
         help="partition model scale: every ceiling and capacity times this "
-        "(default 0.1; orders 0.02; a replay: the trace's)",
+        "(default 0.1; orders 0.02; a replay: the trace's); auto: the largest round scale at "
+        "which --rate offers the embedded engine at most half of its warm-up rate",
     )
     run.add_argument(
         "--engine",

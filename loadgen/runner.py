@@ -66,8 +66,9 @@ class RunConfig:
     metrics_port: int | None = None
     """Serve Prometheus metrics on this port during the run (None: do not)."""
     metrics_host: str = "127.0.0.1"
-    scale: float | None = None
-    """The partition model's scale (default: per workload, see EMULATOR_DEFAULTS)."""
+    scale: float | str | None = None
+    """The partition model's scale (default: per workload, see EMULATOR_DEFAULTS), or
+    ``auto``: chosen for the launch rate and the embedded engine (`launch_rate`)."""
     emulate: bool = False
     """Put the partition model in front of ``endpoint`` too."""
     client: str = "boto3"
@@ -148,6 +149,15 @@ class RunConfig:
 
         return is_design_file(self.workload)
 
+    def launch_rate(self) -> float | None:
+        """The open model's launch traffic at AWS scale, operations/s (the highest stage's);
+        None for a closed model or rates given by file."""
+        rates = self.rates if isinstance(self.rates, dict) else {}
+        total = self.rate or sum(float(r) for r in rates.values())
+        if self.stages and not isinstance(self.stages, str):
+            total = max([total, *(float(s.get("rate", 0)) for s in self.stages)])
+        return total or None
+
     def validate(self) -> None:
         if self.workload not in WORKLOADS and not (
             self.workload.endswith(".py") or self.design_file
@@ -168,8 +178,16 @@ class RunConfig:
             raise ConfigError(f"--keys must be >= 1 (got {self.keys})")
         if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
             raise ConfigError(f"--metrics-port must be 0 to 65535 (got {self.metrics_port})")
-        if self.scale is not None and not self.scale > 0:
-            raise ConfigError(f"--scale must be > 0 (got {self.scale})")
+        if self.scale == "auto":
+            if self.launch_rate() is None:
+                raise ConfigError(
+                    "--scale auto chooses the scale for the launch rate: give --rate (or rates "
+                    "as a mapping, or stages, in the config file)"
+                )
+        elif self.scale is not None and not (
+            isinstance(self.scale, float | int) and self.scale > 0
+        ):
+            raise ConfigError(f"--scale must be > 0 or auto (got {self.scale})")
         if self.client not in ("boto3", "fast"):
             raise ConfigError(f"--client must be boto3 or fast (got {self.client!r})")
         if self.engine not in ("auto", "dynamodb-local", "moto"):
@@ -286,6 +304,8 @@ class Target:
     """The embedded engine (``dynamodb-local`` or ``moto``) when the harness started one."""
     engine_rate: float | None = None
     """Requests/s the embedded engine answered its warm-up at, where it was measured."""
+    scale_auto: bool = False
+    """Whether ``--scale auto`` chose `scale`."""
 
 
 @dataclass(frozen=True)
@@ -335,11 +355,17 @@ def _target(config: RunConfig) -> Iterator[Target]:
         targets.probe(endpoint, timeout=5.0)
     defaults = EMULATOR_DEFAULTS.get(config.workload, EmulatorDefaults())
     scale = config.scale or defaults.scale or DEFAULT_SCALE
+    auto = scale == "auto"
     billing_flags = ("--billing-mode", "--read-capacity", "--write-capacity")
     if not any(arg.split("=")[0] in billing_flags for arg in config.locust_args):
         config.locust_args += defaults.billing
     embedded = EmbeddedEmulator(
-        scale=scale, seed=config.seed, upstream=endpoint, engine=config.engine
+        scale=scale,
+        launch_rate=config.launch_rate() if auto else None,
+        seed=config.seed,
+        upstream=endpoint,
+        engine=config.engine,
+        run_seconds=config.duration_s(),
     )
     if embedded.engine is not None and embedded.engine.warning is not None:
         print(f"Warning: {embedded.engine.warning}", file=sys.stderr, flush=True)
@@ -347,9 +373,10 @@ def _target(config: RunConfig) -> Iterator[Target]:
         yield Target(
             emulator.endpoint_url,
             f"{_EMBEDDED} emulator ({emulator.endpoint_url}) in front of {emulator.behind}",
-            scale=scale,
+            scale=emulator.scale,
             engine=None if emulator.engine is None else emulator.engine.name,
             engine_rate=emulator.engine_rate,
+            scale_auto=auto,
         )
 
 
@@ -399,7 +426,7 @@ def run(config: RunConfig) -> dict[str, Any]:
         if target.scale is not None:
             print(
                 f"Partition model at scale {target.scale:g}: every ceiling and capacity is "
-                f"x{target.scale:g} of AWS's",
+                f"x{target.scale:g} of AWS's{_auto_reason(config, target)}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -476,6 +503,19 @@ def _write_starting_data(config: RunConfig, target: Target, limit: int) -> None:
             print(f"Starting data: {line}", file=sys.stderr, flush=True)
     if done.returncode != 0:
         raise ConfigError(f"starting data not written (loadgen prefill exit {done.returncode})")
+
+
+def _auto_reason(config: RunConfig, target: Target) -> str:
+    """Why ``--scale auto`` chose the target's scale, or nothing."""
+    launch = config.launch_rate()
+    if not target.scale_auto or target.scale is None or launch is None:
+        return ""
+    engine = "" if target.engine_rate is None else f" of the {target.engine_rate:,.0f}/s"
+    return (
+        f" (--scale auto: {launch:,.0f} operations/s at AWS scale offer "
+        f"{launch * target.scale:,.0f}/s, at most half{engine} the engine answered at its "
+        "warm-up)"
+    )
 
 
 def _engine_warning(config: RunConfig, target: Target) -> str | None:

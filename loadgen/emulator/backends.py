@@ -30,6 +30,7 @@ from loadgen.emulator.moto_paths import (
     undone_by_item,
 )
 from loadgen.emulator.upstream import ConnectionPool, UpstreamError
+from loadgen.emulator.validation import integers_truncated
 from loadgen.emulator.wire import JSON_CONTENT_TYPE
 from loadgen.errors import ConfigError
 
@@ -139,7 +140,11 @@ class MotoBackend:
             return self._dispatch(headers, body)
         except Exception as exc:  # moto raises on some requests it cannot handle
             _log.warning("moto failed on a request", exc_info=True)
-            status, body = backend_raised(exc)
+            try:
+                request = json.loads(body)
+            except (ValueError, RecursionError):
+                request = None
+            status, body = backend_raised(exc, request)
             return BackendResponse(status, {"Content-Type": JSON_CONTENT_TYPE}, body)
 
     def _dispatch(self, headers: Mapping[str, str], body: bytes) -> BackendResponse:
@@ -147,7 +152,7 @@ class MotoBackend:
         handler = self._handler()
         target = next((v for k, v in headers.items() if k.lower() == "x-amz-target"), "")
         handler.headers = {"X-Amz-Target": target, "Content-Type": JSON_CONTENT_TYPE}
-        handler.body = handler.params = json.loads(body) if body else {}
+        handler.body = handler.params = _read_body(target, body)
         handler.querystring, handler.uri_match, handler.response_headers = {}, {}, {}
         handler.region = _region_of(headers)
         handler.partition = "aws"
@@ -189,6 +194,8 @@ class MotoBackend:
             return _moto_answer(exc.code or 500, {}, exc.description or "")
         if isinstance(result, ActionResult):
             answer = result.result
+            if answer is None:  # an operation without output (TagResource): as moto writes it
+                return _moto_answer(*handler.serialized(result))
             if isinstance(answer, dict):
                 # moto's serializer writes only the members of the operation's output shape
                 # (its results carry more, such as ConsumedCapacityUnits): so do we.
@@ -219,6 +226,21 @@ class MotoBackend:
             members = frozenset(shape.members) if shape is not None else frozenset()
             known = self._operations[operation] = (camelcase_to_underscores(operation), members)
         return known
+
+
+def _read_body(target: str, body: bytes) -> Any:
+    """The request as moto takes it: a fraction in an integer member (``"Limit": 1.5``)
+    truncated, as DynamoDB reads it, where moto would raise on it."""
+    fractions: list[float] = []
+
+    def read_float(text: str) -> float:
+        fractions.append(float(text))
+        return fractions[-1]
+
+    request = json.loads(body, parse_float=read_float) if body else {}
+    if fractions and isinstance(request, dict):
+        request = integers_truncated(target.rpartition(".")[2], request)
+    return request
 
 
 def _moto_answer(status: int, headers: Mapping[str, Any], body: str | bytes) -> BackendResponse:

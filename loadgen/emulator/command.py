@@ -19,9 +19,23 @@ from loadgen.emulator.admission import DEFAULT_MAX_IN_FLIGHT, Admission
 from loadgen.emulator.backends import Backend, MotoBackend, NullBackend, UpstreamBackend
 from loadgen.emulator.capture import EmulatorCapture
 from loadgen.emulator.embedded import DEFAULT_SCALE
-from loadgen.emulator.engines import JVM_OPTIONS, choose_engine, warm
+from loadgen.emulator.engines import (
+    DEFAULT_WARM_UP_REQUESTS,
+    JVM_OPTIONS,
+    auto_scale,
+    choose_engine,
+    jvm_choice,
+    warm,
+)
 from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
-from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS, MAX_REQUEST_BYTES, Emulator, listen, stop
+from loadgen.emulator.server import (
+    DEFAULT_SHADOW_ITEMS,
+    MAX_REQUEST_BYTES,
+    Emulator,
+    EmulatorServer,
+    listen,
+    stop,
+)
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets import local as targets
@@ -66,9 +80,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--scale",
-        type=float,
+        type=_scale,
         default=DEFAULT_SCALE,
-        help=f"factor on every AWS capacity figure (default {DEFAULT_SCALE:g})",
+        help=f"factor on every AWS capacity figure (default {DEFAULT_SCALE:g}), or auto: the "
+        "largest round scale at which --launch-rate offers the engine at most half of what it "
+        "answered at its warm-up",
+    )
+    parser.add_argument(
+        "--launch-rate",
+        type=float,
+        metavar="OPS",
+        help="with --scale auto: the operations/s the clients will launch, at AWS scale",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the partition model")
     parser.add_argument("--region", default="us-east-1", help="region in resource ARNs")
@@ -120,7 +142,61 @@ def _parser() -> argparse.ArgumentParser:
         help="with --capture: record keys as their BLAKE2b hash keyed with SALT (popularity "
         "and per-key order are kept, key text is not)",
     )
+    long_options, long_warm_up = jvm_choice(None)
+    parser.add_argument(
+        "--jvm-options",
+        default=" ".join(long_options),
+        help="options of the embedded DynamoDB Local's JVM, space-separated (default "
+        "%(default)r: the tiered compiler, for a server that runs long; a short `loadgen run` "
+        f"takes {' '.join(JVM_OPTIONS)!r}; benchmarks/bench_jvm.py measures the choices)",
+    )
+    parser.add_argument(
+        "--warm-up-requests",
+        type=int,
+        default=long_warm_up,
+        help="requests each of the two warm-up rounds sends the embedded DynamoDB Local "
+        f"(default %(default)s; a short `loadgen run`: {DEFAULT_WARM_UP_REQUESTS})",
+    )
     return parser
+
+
+def _scale(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number or auto (got {text!r})") from None
+
+
+def _auto_scale(args: argparse.Namespace, engine_rate: float | None) -> float:
+    """Resolve ``--scale auto`` (the engine measured at warm-up where it was not yet), say so
+    on stderr, and return the engine's rate."""
+    launch = args.launch_rate
+    if launch is None or not (math.isfinite(launch) and launch > 0):
+        raise ConfigError(
+            "--scale auto needs --launch-rate, the operations/s the clients will launch at AWS "
+            f"scale (got {launch!r})"
+        )
+    if engine_rate is None:
+        if args.upstream:
+            engine_rate = warm(args.upstream, requests=args.warm_up_requests)
+        else:
+            # moto answers in the emulator's own process: measured as it will serve, through
+            # an emulator that throttles nothing.
+            backend = NullBackend() if args.null_backend else MotoBackend()
+            probe = Emulator(backend, PartitionModel(scale=1000.0))
+            with EmulatorServer(probe) as server:
+                engine_rate = warm(server.endpoint_url, requests=args.warm_up_requests)
+    args.scale = auto_scale(launch, engine_rate)
+    print(
+        f"loadgen emulator: --scale auto: {args.scale:g}: {launch:,.0f} operations/s at AWS "
+        f"scale offer {launch * args.scale:,.0f}/s, at most half of the {engine_rate:,.0f} "
+        "requests/s the engine answered at its warm-up",
+        file=sys.stderr,
+        flush=True,
+    )
+    return engine_rate
 
 
 def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
@@ -194,17 +270,17 @@ def _tune_collector() -> None:
 
 
 async def _serve(
-    emulator: Emulator, host: str, port: int, engine_rate: float | None = None
+    emulator: Emulator,
+    host: str,
+    port: int,
+    engine_rate: float | None = None,
+    *,
+    auto: bool = False,
 ) -> None:
     listener = emulator.listener()
     try:
         bound = await listen(emulator, listener, host, port)
         _tune_collector()
-        shown = f"[{host}]" if ":" in host else host
-        print(f"http://{shown}:{bound}", flush=True)
-        if engine_rate is not None:
-            # The second line, for whoever started the emulator (`EmbeddedEmulator`).
-            print(f"engine-rate {engine_rate:.0f}", flush=True)
         scale = emulator.model.scale
         print(
             f"loadgen emulator: backend {emulator.backend.name}{_carries(engine_rate)}; "
@@ -214,6 +290,14 @@ async def _serve(
             file=sys.stderr,
             flush=True,
         )
+        # The URL after the startup line: whoever waits for the URL has the line too.
+        shown = f"[{host}]" if ":" in host else host
+        print(f"http://{shown}:{bound}", flush=True)
+        if engine_rate is not None:
+            # The second line, for whoever started the emulator (`EmbeddedEmulator`).
+            print(f"engine-rate {engine_rate:.0f}", flush=True)
+        if auto:  # and the scale --scale auto chose
+            print(f"scale {emulator.model.scale!r}", flush=True)
         if emulator.capture is not None:
             print(
                 f"loadgen emulator: capturing data requests to {emulator.capture.writer.path}",
@@ -254,15 +338,25 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with contextlib.ExitStack() as stack:
             engine_url, engine_rate = None, None
+            scale_auto = args.scale == "auto"
+            if args.warm_up_requests < 4:
+                raise ConfigError(
+                    f"--warm-up-requests must be at least 4 (got {args.warm_up_requests})"
+                )
+            if args.launch_rate is not None and not scale_auto:
+                raise ConfigError("--launch-rate goes with --scale auto")
             if not (args.upstream or args.null_backend):
                 engine = choose_engine(args.engine)
                 if engine.warning is not None:
                     print(f"loadgen emulator: warning: {engine.warning}", file=sys.stderr)
                 if engine.name == "dynamodb-local":
                     # Its own child, stopped with the emulator (and killed if the emulator dies).
-                    local = stack.enter_context(targets.DynamoDBLocal(java_options=JVM_OPTIONS))
-                    engine_rate = warm(local.endpoint_url)
+                    options = tuple(args.jvm_options.split())
+                    local = stack.enter_context(targets.DynamoDBLocal(java_options=options))
+                    engine_rate = warm(local.endpoint_url, requests=args.warm_up_requests)
                     engine_url = local.endpoint_url
+            if scale_auto:
+                engine_rate = _auto_scale(args, engine_rate)
             emulator = _build(args, engine_url)
             if args.upstream:
                 try:
@@ -271,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"loadgen emulator: warning: {exc}", file=sys.stderr, flush=True)
             # uvloop: the event loop and its socket calls in C (libuv), about a third less
             # CPU per request than asyncio's own loop here.
-            uvloop.run(_serve(emulator, args.host, args.port, engine_rate))
+            uvloop.run(_serve(emulator, args.host, args.port, engine_rate, auto=scale_auto))
     except HarnessError as exc:
         print(f"loadgen: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -17,7 +17,7 @@ import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
-from loadgen.emulator.engines import Engine, choose_engine
+from loadgen.emulator.engines import Engine, choose_engine, jvm_choice
 from loadgen.errors import ConfigError, TargetError
 from loadgen.targets import local as targets
 
@@ -45,23 +45,39 @@ class EmbeddedEmulator(targets._LocalTarget):
     """
 
     name = "emulator"
-    default_startup_timeout = 60.0  # DynamoDB Local's JVM starts and warms up within it
+    default_startup_timeout = 120.0  # DynamoDB Local starts and warms up (long runs: 8,000 calls)
 
     def __init__(
         self,
         *,
-        scale: float | None = None,
+        scale: float | str | None = None,
+        launch_rate: float | None = None,
         seed: int | None = None,
         upstream: str | None = None,
         engine: str = "auto",
         extra_args: Sequence[str] = (),
         startup_timeout: float | None = None,
+        run_seconds: float | None = None,
     ) -> None:
         super().__init__(startup_timeout=startup_timeout)
-        if scale is not None and not (math.isfinite(scale) and scale > 0):
-            raise ConfigError(f"scale must be a positive number (got {scale!r})")
-        self.scale = DEFAULT_SCALE if scale is None else scale
-        """Factor on every AWS capacity figure."""
+        self.auto = scale == "auto"
+        """Whether the child chooses the scale for ``launch_rate`` (``--scale auto``)."""
+        if self.auto:
+            if launch_rate is None or not (math.isfinite(launch_rate) and launch_rate > 0):
+                raise ConfigError(
+                    "--scale auto needs the launch rate, operations/s at AWS scale "
+                    f"(--rate, or rates in the config file; got {launch_rate!r})"
+                )
+        elif scale is not None and not (
+            isinstance(scale, float | int) and math.isfinite(scale) and scale > 0
+        ):
+            raise ConfigError(f"scale must be a positive number or auto (got {scale!r})")
+        self.launch_rate = launch_rate
+        self.scale: float = (
+            DEFAULT_SCALE if scale is None or isinstance(scale, str) else float(scale)
+        )
+        """Factor on every AWS capacity figure (with ``--scale auto``: the one the child chose,
+        once started)."""
         self.seed = seed
         self.upstream = upstream
         self.engine: Engine | None = None if upstream is not None else choose_engine(engine)
@@ -69,6 +85,9 @@ class EmbeddedEmulator(targets._LocalTarget):
         self.engine_rate: float | None = None
         """Requests/s the engine answered its warm-up at (DynamoDB Local only; after start)."""
         self.extra_args = tuple(extra_args)
+        self.run_seconds = run_seconds
+        """How long the run it serves lasts (None: unknown, taken as short): decides the
+        DynamoDB Local JVM's options (`loadgen.emulator.engines.jvm_choice`)."""
 
     @property
     def behind(self) -> str:
@@ -84,13 +103,20 @@ class EmbeddedEmulator(targets._LocalTarget):
 
     def _command(self, port: int, workdir: Path) -> list[str]:
         command = [sys.executable, "-m", "loadgen.emulator", "--port", str(port)]
-        command += ["--scale", repr(self.scale)]
+        if self.auto:
+            command += ["--scale", "auto", "--launch-rate", repr(self.launch_rate)]
+        else:
+            command += ["--scale", repr(self.scale)]
         if self.seed is not None:
             command += ["--seed", str(self.seed)]
         if self.upstream is not None:
             command += ["--upstream", self.upstream]
         if self.engine is not None:
             command += ["--engine", self.engine.name]
+            if self.engine.name == "dynamodb-local":
+                # A run of unknown length is taken as short: it starts in seconds.
+                options, warm_up = jvm_choice(self.run_seconds or 0.0)
+                command += [f"--jvm-options={' '.join(options)}", f"--warm-up-requests={warm_up}"]
         return command + list(self.extra_args)
 
     def _start(self) -> None:
@@ -135,13 +161,17 @@ class EmbeddedEmulator(targets._LocalTarget):
         A child that warmed up DynamoDB Local prints the rate it measured on the next line.
         """
         assert self._process is not None and self._workdir is not None
-        lines_wanted = 2 if self.engine is not None and self.engine.name == "dynamodb-local" else 1
+        measured = self.engine is not None and self.engine.name == "dynamodb-local"
+        lines_wanted = 1 + (measured or self.auto) + self.auto
         while True:
             text = url_path.read_text(encoding="utf-8", errors="replace")
             if text.count("\n") >= lines_wanted:
                 lines = text.splitlines()
-                if lines_wanted == 2 and lines[1].startswith("engine-rate "):
-                    self.engine_rate = float(lines[1].split()[1])
+                for line in lines[1:lines_wanted]:
+                    if line.startswith("engine-rate "):
+                        self.engine_rate = float(line.split()[1])
+                    elif line.startswith("scale "):
+                        self.scale = float(line.split()[1])
                 port = urllib.parse.urlsplit(lines[0].strip()).port
                 if port is None:
                     raise TargetError(f"emulator printed {text.splitlines()[0]!r}, not its URL")

@@ -28,11 +28,18 @@ from loadgen.errors import ConfigError, TargetError
 from loadgen.targets import local as targets
 
 __all__ = [
+    "AUTO_SCALES",
+    "DEFAULT_WARM_UP_REQUESTS",
     "ENGINES",
     "JVM_OPTIONS",
+    "LONG_RUN_JVM_OPTIONS",
+    "LONG_RUN_SECONDS",
+    "LONG_RUN_WARM_UP_REQUESTS",
     "DynamoConnection",
     "Engine",
+    "auto_scale",
     "choose_engine",
+    "jvm_choice",
     "pk_sk_table",
     "warm",
 ]
@@ -40,14 +47,26 @@ __all__ = [
 ENGINES = ("auto", "dynamodb-local", "moto")
 """What ``--engine`` takes."""
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
-"""How the embedded DynamoDB Local's JVM runs: its quick compiler only, one collector thread.
+"""How the embedded DynamoDB Local's JVM runs for a short run: its quick compiler only, one
+collector thread. It starts in about 5 s and serves at its full (quick-compiled) rate at
+once; `LONG_RUN_JVM_OPTIONS` serve more but only after a longer warm-up
+(`benchmarks/bench_jvm.py`)."""
+LONG_RUN_JVM_OPTIONS = ("-XX:+UseSerialGC",)
+"""The JVM's tiered compiler (its optimising compiler too), one collector thread: for runs of
+`LONG_RUN_SECONDS` or more and for ``loadgen emulator`` on its own, after
+`LONG_RUN_WARM_UP_REQUESTS` of warm-up."""
+LONG_RUN_SECONDS = 60.0
+"""Runs at least this long take `LONG_RUN_JVM_OPTIONS`: their longer warm-up (about 15 s
+more here) is then a small part of the run."""
+LONG_RUN_WARM_UP_REQUESTS = 4000
+"""Requests each warm-up round sends under `LONG_RUN_JVM_OPTIONS`: enough for the optimising
+compiler to have compiled the request path before the run starts."""
+DEFAULT_WARM_UP_REQUESTS = 400
+"""Requests each of the engine's two warm-up rounds sends."""
 
-With the JVM's defaults DynamoDB Local served the counter workload at 300-700 requests/s in
-its first 10-20 seconds and reached its peak only after about 40 s of load, as the optimising
-compiler took the cores the load generator and the emulator need; with these it started in
-2.5 s instead of 3-9 s and served 1,000-1,400 requests/s from the first seconds, at about
-900 us of CPU per request (the optimising compiler reaches about 650 us, a minute later).
-"""
+AUTO_SCALES = (1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001)
+"""The scales ``--scale auto`` picks from: round figures, so runs at one launch rate on
+like machines get the same scale and compare."""
 
 _WARM_TABLE = "partition-heat-warm-up"
 _LOCAL_AUTHORIZATION = (
@@ -78,9 +97,11 @@ class Engine:
         if self.fallback_reason is None:
             return None
         return (
-            "the embedded engine is moto, not DynamoDB Local: moto carries a fraction of "
-            "DynamoDB Local's rate and answers a query on an index by reading the whole table, "
-            f"so long runs slow down. {self.fallback_reason}"
+            "the embedded engine is moto, not DynamoDB Local: some of moto's answers differ "
+            "from DynamoDB's (conditions it evaluates otherwise, expressions it accepts or "
+            "cannot read, the order of binary keys; README: The embedded engine lists them), "
+            "though the partition model throttles and prices alike on both. "
+            f"{self.fallback_reason}"
         )
 
 
@@ -102,7 +123,9 @@ def choose_engine(asked: str) -> Engine:
     return Engine("moto", fallback_reason=missing)
 
 
-def warm(endpoint_url: str, *, requests: int = 400, connections: int = 4) -> float:
+def warm(
+    endpoint_url: str, *, requests: int = DEFAULT_WARM_UP_REQUESTS, connections: int = 4
+) -> float:
     """Send a freshly started engine the requests a run sends, on a table of its own, from
     ``connections`` connections at once, twice; return the requests/s of the second round.
 
@@ -146,6 +169,36 @@ def warm(endpoint_url: str, *, requests: int = 400, connections: int = 4) -> flo
     if errors:
         raise TargetError(f"engine at {endpoint_url} failed while warming up: {errors[0]}")
     return (requests // 4) * 4 / elapsed
+
+
+def jvm_choice(run_seconds: float | None) -> tuple[tuple[str, ...], int]:
+    """JVM options and warm-up requests per round for the embedded DynamoDB Local of a run
+    lasting ``run_seconds`` (None: no end foreseen, as ``loadgen emulator`` on its own)."""
+    if run_seconds is not None and run_seconds < LONG_RUN_SECONDS:
+        return JVM_OPTIONS, DEFAULT_WARM_UP_REQUESTS
+    return LONG_RUN_JVM_OPTIONS, LONG_RUN_WARM_UP_REQUESTS
+
+
+def auto_scale(launch_rate: float, engine_rate: float) -> float:
+    """The largest of `AUTO_SCALES` at which ``launch_rate`` (operations/s at AWS scale)
+    offers the engine at most half of ``engine_rate`` (requests/s it answered its warm-up at).
+
+    Half, because a run's requests also wait on the emulator and on the load generator, which
+    share the machine, and an operation may be more than one request. Below the smallest
+    scale, the smallest.
+
+        >>> auto_scale(60_000, 4_000)
+        0.03
+    """
+    if not (launch_rate > 0 and engine_rate > 0):
+        raise ConfigError(
+            f"--scale auto needs a launch rate and an engine rate above 0 "
+            f"(got {launch_rate:g} and {engine_rate:g})"
+        )
+    for scale in AUTO_SCALES:
+        if launch_rate * scale <= engine_rate / 2:
+            return scale
+    return AUTO_SCALES[-1]
 
 
 _ONE = {"v": {"N": "1"}}

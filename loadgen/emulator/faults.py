@@ -9,12 +9,17 @@ which every SDK retries. Never a hang, an HTML page passed through, or a dropped
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from loadgen.emulator.expressions import expression_error
 from loadgen.emulator.wire import dumps, error_body, internal_error
 
 __all__ = ["backend_raised", "unavailable", "unusable_answer"]
 
 _VALIDATION = "com.amazon.coral.validate#ValidationException"
+# What an HTTP server answers to a request too large in one of its parts (DynamoDB Local's
+# Jetty answers 431 to headers over 8 KB): passed on as answered, not made a retryable 500.
+_REFUSED_AS_SENT = frozenset({413, 414, 431})
 
 
 def unavailable(reason: object) -> tuple[int, bytes]:
@@ -22,27 +27,34 @@ def unavailable(reason: object) -> tuple[int, bytes]:
     return 500, dumps(internal_error(f"Backend unavailable: {reason}"))
 
 
-def backend_raised(error: Exception) -> tuple[int, bytes]:
+def backend_raised(error: Exception, request: Any) -> tuple[int, bytes]:
     """Status and body for an in-process backend (moto) that raised instead of answering.
 
-    The request has passed `loadgen.emulator.validation`, so what is left is what moto's own
-    checks miss (an expression it cannot parse raises ValueError where DynamoDB answers a
-    ValidationException). The same request would raise again, so the answer is a 400 naming
-    the failure, not a 500 that SDKs retry up to ten times.
+    Where DynamoDB's answer is clear, that answer: an expression moto could not read is one
+    DynamoDB rejects with a ValidationException (`loadgen.emulator.expressions` names the
+    error). Otherwise DynamoDB's InternalServerError, naming the operation moto lacks, never
+    Python's text: the failure is the engine's, not the request's.
     """
-    message = f"One or more parameter values were invalid: {type(error).__name__}: {error}"
-    return 400, dumps(error_body(_VALIDATION, message[:1000]))
+    message = expression_error(request) if isinstance(request, dict) else None
+    if message is not None:
+        return 400, dumps(error_body(_VALIDATION, message))
+    if isinstance(error, NotImplementedError):
+        return 500, dumps(internal_error("The engine (moto) does not implement this operation"))
+    return 500, dumps(internal_error())
 
 
 def unusable_answer(status: int, body: bytes) -> tuple[int, bytes] | None:
     """Status and body to send instead of a backend's answer, or None if it can be sent.
 
     A DynamoDB answer is a JSON object (errors too); an empty body is accepted only with 200
-    (moto answers some control-plane calls so). Anything else (an HTML error page, a web
+    (moto answers some control-plane calls so). A refusal of the request's size (413, 414,
+    431) goes to the client as the backend sent it. Anything else (an HTML error page, a web
     server's redirect, truncated JSON) is the backend failing, not the request.
     """
     if not 100 <= status <= 599:
         return 500, dumps(internal_error(f"Backend answered HTTP status {status}"))
+    if status in _REFUSED_AS_SENT:
+        return None  # the request's own fault, in HTTP's words: sending it again cannot help
     if not body:
         return None if status == 200 else (500, dumps(internal_error()))
     if status == 200:

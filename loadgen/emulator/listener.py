@@ -9,8 +9,9 @@ next request is parsed while one is answered.
 
 Served: ``POST`` on any path (DynamoDB), ``GET /metrics`` (Prometheus), ``GET /`` (the
 health line DynamoDB answers). Bad input is answered, never raised: a malformed request gets
-400 and the connection is closed; a body over 16 MB gets 413 unread; a request beyond the
-`Admission` limits gets 503 before its body is read; a connection idle for 75 s is closed.
+400 and the connection is closed (431 for a request line and headers over 64 KB); a body over
+16 MB gets 413 unread; a request beyond the `Admission` limits gets 503 before its body is
+read; a connection idle for 75 s is closed.
 """
 
 from __future__ import annotations
@@ -163,7 +164,10 @@ class _Connection(asyncio.Protocol):
         except httptools.HttpParserUpgrade:
             self._fail(400, "Upgrade is not served here")
         except httptools.HttpParserError as exc:
-            self._fail(400, f"Malformed HTTP request: {exc}")
+            if self.head_bytes > _HEAD_BYTES:  # raised in a callback, wrapped by httptools
+                self._fail(431, f"Request line and headers over {_HEAD_BYTES} bytes")
+            else:
+                self._fail(400, f"Malformed HTTP request: {exc}")
 
     def close(self) -> None:
         if self.transport is not None:

@@ -46,6 +46,7 @@ from loadgen.emulator.faults import unavailable, unusable_answer
 from loadgen.emulator.listener import Answer, Listener, Request, json_answer
 from loadgen.emulator.metrics import ModelCollector
 from loadgen.emulator.pricing import ItemShadow, Pricing
+from loadgen.emulator.projection import WholeRead, whole_read
 from loadgen.emulator.quotas import Quotas
 from loadgen.emulator.validation import validate
 from loadgen.emulator.wire import (
@@ -318,6 +319,12 @@ class Emulator:
         schemas = await self._schemas_for(call)
         if schemas is None:  # a missing table: the backend says so in its own words
             return _passthrough(await self._send(call))
+        asked = call
+        whole = whole_read(call.operation, call.payload, schemas)
+        if whole is not None:  # priced by the whole items read; projected here
+            call = _Request(
+                call.operation, whole.request, dumps(whole.request), call.path, call.headers
+            )
         pricing = Pricing(call.operation, call.payload, schemas, self.shadow)
         try:
             estimate = pricing.estimate()
@@ -326,7 +333,7 @@ class Emulator:
             # say why, as DynamoDB would.
             return _passthrough(await self._send(call))
         if call.operation in ("BatchGetItem", "BatchWriteItem"):
-            return await self._batch(call, pricing, estimate)
+            return await self._batch(call, pricing, estimate, asked, whole)
         throttle = self.model.admit(estimate.charges)
         if throttle is not None:
             if call.operation.startswith("Transact"):
@@ -334,7 +341,7 @@ class Emulator:
             return _throttled(throttle.error_body(), 400)
         response, parsed = await self._forward(call, estimate)
         actual = self._settle(pricing, estimate, response.status, parsed)
-        return _with_capacity(call, response, parsed, actual)
+        return _with_capacity(call, response, parsed, actual, whole=whole)
 
     async def _starting_data(self, call: _Request) -> _Reply:
         """Store a write of starting data: remembered for pricing, never admitted."""
@@ -350,7 +357,15 @@ class Emulator:
             _log.warning("cannot size starting data in a %s", call.operation, exc_info=True)
         return _passthrough(response)
 
-    async def _batch(self, call: _Request, pricing: Pricing, estimate: OperationCost) -> _Reply:
+    async def _batch(
+        self,
+        call: _Request,
+        pricing: Pricing,
+        estimate: OperationCost,
+        asked: _Request,
+        whole: WholeRead | None,
+    ) -> _Reply:
+        """``call`` as sent to the engine; ``asked`` as the client sent it (``whole`` read)."""
         admitted: list[int] = []
         throttles: list[Throttle] = []
         for index, group in enumerate(estimate.groups):
@@ -375,10 +390,11 @@ class Emulator:
                 "UnprocessedKeys" if call.operation == "BatchGetItem" else "UnprocessedItems"
             )
             throttled = [i for i in range(len(estimate.groups)) if i not in set(admitted)]
-            ours = batch_select(call.payload, call.operation, throttled)
+            # Keys to send again as the client asked for them, projection and all.
+            ours = batch_select(asked.payload, call.operation, throttled)
             parsed[field_name] = merge_unprocessed(ours, parsed.get(field_name))
-            return _with_capacity(call, response, parsed, actual, changed=True)
-        return _with_capacity(call, response, parsed, actual)
+            return _with_capacity(call, response, parsed, actual, changed=True, whole=whole)
+        return _with_capacity(call, response, parsed, actual, whole=whole)
 
     async def _forward(
         self, call: _Request, admitted: OperationCost
@@ -442,10 +458,15 @@ def _with_capacity(
     cost: OperationCost,
     *,
     changed: bool = False,
+    whole: WholeRead | None = None,
 ) -> _Reply:
-    """The backend's answer with the model's ConsumedCapacity, or none if none was asked."""
+    """The backend's answer with the model's ConsumedCapacity, or none if none was asked;
+    projected as the client asked where the engine was asked for ``whole`` items."""
     if response.status != 200 or unusable_answer(response.status, response.body) is not None:
         return _passthrough(response)
+    if whole is not None:
+        whole.cut(parsed)
+        changed = True
     try:
         consumed = consumed_capacity_response(cost, call.capacity_mode)
     except ConfigError:

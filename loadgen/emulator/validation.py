@@ -26,14 +26,15 @@ import base64
 import binascii
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
 
 from botocore.model import ListShape, MapShape, ServiceModel, Shape, StructureShape
 
+from loadgen.emulator.expressions import EXPRESSION_ORDER, first_error
 from loadgen.emulator.wire import CORAL, WireError
 from loadgen.errors import ConfigError
 from loadgen.model.itemsize import item_size
@@ -45,6 +46,7 @@ __all__ = [
     "MAX_NESTING_LEVELS",
     "MAX_TRANSACTION_ACTIONS",
     "VALIDATION",
+    "integers_truncated",
     "validate",
 ]
 
@@ -67,17 +69,13 @@ MAX_TRANSACTION_ACTIONS = 100
 _NUMBER_DIGITS = 38
 _NUMBER_MAX_EXPONENT = 126  # magnitudes below 1E+126 ...
 _NUMBER_MIN_EXPONENT = -130  # ... and from 1E-130
+_NUMBER = re.compile(
+    r"[+-]?(?=\.?\d)(?P<whole>\d*)(?:\.(?P<fraction>\d*))?(?:[eE](?P<exp>[+-]?\d{1,12}))?"
+)
 _TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
 _TABLE_NAME_MESSAGE = (
     "Invalid table/index name.  Table/index names must be between 3 and 255 characters long, "
     "and may contain only the characters a-z, A-Z, 0-9, '_', '-', and '.'"
-)
-_EXPRESSIONS = (
-    "KeyConditionExpression",
-    "UpdateExpression",
-    "ConditionExpression",
-    "FilterExpression",
-    "ProjectionExpression",
 )
 _PLACEHOLDER = re.compile(r"([#:])([A-Za-z0-9_]+)")
 # Structures of which a request sets exactly one member (the model does not say so).
@@ -89,6 +87,10 @@ _ONE_OF_MESSAGES = {
     "TransactWriteItem": "TransactItems can only contain one of Check, Put, Update or Delete",
     "WriteRequest": "Supplied WriteRequest must contain exactly one of PutRequest or DeleteRequest",
 }
+_NESTING_MESSAGE = (
+    "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels "
+    "beyond supported limit"
+)
 _WRITE_ITEMS = {"PutItem": "Item"}  # where a request carries a whole item to store
 
 
@@ -187,6 +189,27 @@ def validate(operation: str, payload: Mapping[str, Any], body_bytes: int | None 
     _semantics(operation, payload, body_bytes is None or body_bytes > MAX_ITEM_BYTES)
 
 
+def integers_truncated(operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with every fraction in an integer or long member cut to a whole number, as
+    DynamoDB reads ``"Limit": 1.5`` (1); for an engine that would fail on it."""
+    node = _input_node(operation)
+    truncated = _truncated(node, payload) if node is not None else payload
+    return truncated if isinstance(truncated, dict) else payload
+
+
+def _truncated(node: _Node, value: Any) -> Any:
+    if node.kind in ("integer", "long") and isinstance(value, float) and math.isfinite(value):
+        return int(value)
+    if node.kind == "structure" and isinstance(value, dict):
+        members = node.members
+        return {k: _truncated(members[k][0], v) if k in members else v for k, v in value.items()}
+    if node.kind == "list" and isinstance(value, list) and node.element is not None:
+        return [_truncated(node.element, v) for v in value]
+    if node.kind == "map" and isinstance(value, dict) and node.element is not None:
+        return {k: _truncated(node.element, v) for k, v in value.items()}
+    return value
+
+
 # --- the model's shapes -------------------------------------------------------------------
 
 
@@ -226,10 +249,23 @@ def _walk(node: _Node, value: Any, path: str, errors: list[str], depth: int) -> 
             raise _type_error(value, "map")
         _length(node, value, len(value), path, errors)
         assert node.key is not None and node.element is not None
+        values = path.endswith("expressionAttributeValues")
         for key, element in value.items():
             _walk(node.key, key, f"{path}.{key}.key", errors, depth)
             if element is None:
                 errors.append(_null(f"{path}.{key}.member"))
+            elif values:
+                try:
+                    _walk(node.element, element, f"{path}.{key}.member", errors, depth)
+                except WireError as error:
+                    if error.type != VALIDATION:
+                        raise
+                    raise WireError(
+                        400,
+                        VALIDATION,
+                        "ExpressionAttributeValues contains invalid value: "
+                        f"{error.message} for key {key}",
+                    ) from None
             else:
                 _walk(node.element, element, f"{path}.{key}.member", errors, depth)
     elif kind == "string":
@@ -276,14 +312,43 @@ def _one_of(shape: str, value: Mapping[str, Any]) -> None:
 
 
 def _placeholders(request: Mapping[str, Any]) -> None:
-    """Every ``#name`` and ``:value`` of a request's expressions defined, and every one used."""
+    """Every ``#name`` and ``:value`` of a request's expressions defined, and every one used.
+
+    DynamoDB parses each expression before it looks at placeholders, so a request whose
+    placeholders do not add up is read again in DynamoDB's order (`expressions.first_error`)
+    to answer with the first error DynamoDB names, a syntax error perhaps.
+    """
     expressions = {
-        kind: text for kind in _EXPRESSIONS if isinstance(text := request.get(kind), str)
+        kind: text for kind in EXPRESSION_ORDER if isinstance(text := request.get(kind), str)
     }
-    used: dict[str, set[str]] = {"#": set(), ":": set()}
     for kind, text in expressions.items():
-        if not text.strip():
+        if not text:
             raise WireError(400, VALIDATION, f"Invalid {kind}: The expression can not be empty;")
+    values = request.get("ExpressionAttributeValues")
+    for member in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
+        if expressions and request.get(member) == {}:
+            raise WireError(400, VALIDATION, f"{member} must not be empty")
+    try:
+        _placeholders_used(request, expressions)
+    except WireError as placeholder_error:
+        names = request.get("ExpressionAttributeNames")
+        defined = (
+            set(names) if isinstance(names, dict) else set(),
+            set(values) if isinstance(values, dict) else set(),
+        )
+        for kind, text in expressions.items():
+            try:
+                message = first_error(kind, text, *defined)
+            except Exception:  # a reader's slip must not cost more than the message
+                message = None
+            if message is not None:
+                raise WireError(400, VALIDATION, message) from None
+        raise placeholder_error
+
+
+def _placeholders_used(request: Mapping[str, Any], expressions: Mapping[str, str]) -> None:
+    used: dict[str, set[str]] = {"#": set(), ":": set()}
+    for text in expressions.values():
         for sigil, token in _PLACEHOLDER.findall(text):
             used[sigil].add(sigil + token)
     for sigil, member, what in (
@@ -389,7 +454,7 @@ def _attribute_value(value: Mapping[str, Any], depth: int) -> None:
     """DynamoDB's rules for one ``{"S": ...}``-style value, beyond what the model says."""
     present = [tag for tag, v in value.items() if v is not None]
     if depth > MAX_NESTING_LEVELS:
-        raise WireError(400, VALIDATION, "Nesting Levels have exceeded supported limits")
+        raise WireError(400, VALIDATION, _NESTING_MESSAGE)
     if not present:
         raise WireError(
             400,
@@ -436,20 +501,33 @@ def _attribute_value(value: Mapping[str, Any], depth: int) -> None:
 
 
 def _number(text: str) -> None:
-    try:
-        number = Decimal(text)
-    except InvalidOperation:
-        number = Decimal("NaN")
-    if not number.is_finite() or text.strip() != text or "_" in text:
+    """DynamoDB's checks of a number, read from its text alone.
+
+    Read as Java's BigDecimal reads it (DynamoDB's engine is Java): decimal digits (any
+    script's, as Java's), a point, an exponent that fits an int, as does the scale. The
+    magnitude comes from the digits and the exponent, not from arithmetic, so no exponent is
+    too large to judge (``1e100000000`` is an overflow, not a crash).
+    """
+    match = _NUMBER.fullmatch(text)
+    if match is None:
         raise WireError(400, VALIDATION, "A value provided cannot be converted into a number")
-    if number.is_zero():
-        return
-    digits = number.normalize().as_tuple().digits
-    if len(digits) > _NUMBER_DIGITS:
+    whole, fraction = match.group("whole"), match.group("fraction") or ""
+    exponent = int(match.group("exp") or 0)
+    scale = len(fraction) - exponent
+    if not (-(2**31) <= exponent < 2**31 and -(2**31) <= scale < 2**31):
+        raise WireError(400, VALIDATION, "A value provided cannot be converted into a number")
+    digits = whole + fraction
+    if not digits.isascii():
+        digits = "".join(str(unicodedata.digit(c)) for c in digits)
+    digits = digits.lstrip("0")
+    if not digits:
+        return  # zero, whatever its exponent
+    significant = digits.rstrip("0")
+    if len(significant) > _NUMBER_DIGITS:
         raise WireError(
             400, VALIDATION, "Attempting to store more than 38 significant digits in a Number"
         )
-    magnitude = number.copy_abs().adjusted()
+    magnitude = len(digits) - 1 - scale  # the power of ten of the leading digit
     if magnitude >= _NUMBER_MAX_EXPONENT:
         raise WireError(
             400,

@@ -306,7 +306,8 @@ def _query_or_scan(call: _Call) -> OperationCost:
     strong = request.get("ConsistentRead") and (index is None or index.local)
     units = read_units(sum(item_size(i) for i in items), "strong" if strong else "eventual")
     # A Scan page reads a run of the hash space: charge the partition of its first item.
-    key = _pk(items[0], owner) if items else None
+    # (An answer projected by the engine may lack the key: then the request's key names it.)
+    key = _pk(items[0], owner) if items and owner.partition_key in items[0] else None
     if key is None and call.operation == "Query":
         key = query_key(request, owner.partition_key)
     return call.cost([(Charge(schema.name, index_name, "read", units, key),)])

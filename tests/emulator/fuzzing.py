@@ -3,9 +3,11 @@
 Each request starts from a valid one (every data operation and a few control-plane ones, on
 `TABLE`) and is usually broken in one way: random bytes, truncated or non-object JSON, a
 missing or unknown ``X-Amz-Target``, a member of the wrong JSON type or null or missing, a bad
-enum value, a value out of range, a broken attribute value, an item over 400 KB, nesting deeper
-than 32 levels, batches and transactions over their limits. The same seed gives the same
-corpus, so a failure names the request that caused it.
+enum value, a value out of range, a broken attribute value (numbers with huge exponents too), an
+expression DynamoDB cannot read, an item over 400 KB, nesting deeper than 32 levels, batches
+and transactions over their limits. Valid reads carry projections that leave the key out, and
+tagging is among the operations. The same seed gives the same corpus, so a failure names the
+request that caused it.
 """
 
 from __future__ import annotations
@@ -71,7 +73,9 @@ def _item(rng: random.Random) -> dict[str, Any]:
 def _valid(operation: str, rng: random.Random) -> dict[str, Any]:
     """A request DynamoDB accepts against `TABLE`."""
     if operation == "GetItem":
-        return {"TableName": TABLE, "Key": _key(rng), "ConsistentRead": True}
+        request = {"TableName": TABLE, "Key": _key(rng), "ConsistentRead": True}
+        projection = rng.choice(_PROJECTIONS)  # a projection may leave the key out
+        return {**request, **projection}
     if operation == "PutItem":
         return {"TableName": TABLE, "Item": _item(rng), "ReturnConsumedCapacity": "TOTAL"}
     if operation == "UpdateItem":
@@ -94,7 +98,8 @@ def _valid(operation: str, rng: random.Random) -> dict[str, Any]:
             "Select": "ALL_ATTRIBUTES",
         }
     if operation == "Scan":
-        return {"TableName": TABLE, "Limit": 5, "Segment": 0, "TotalSegments": 2}
+        scan = {"TableName": TABLE, "Limit": 5, "Segment": 0, "TotalSegments": 2}
+        return {**scan, **rng.choice([{}, {"Select": "COUNT"}, *_PROJECTIONS])}
     if operation == "BatchGetItem":
         keys = [{"pk": {"S": f"k{i}"}} for i in range(rng.randrange(1, 5))]
         return {"RequestItems": {TABLE: {"Keys": keys}}}
@@ -119,6 +124,10 @@ def _valid(operation: str, rng: random.Random) -> dict[str, Any]:
         return {"TableName": TABLE}
     if operation == "ListTables":
         return {"Limit": 10}
+    if operation == "TagResource":
+        return {"ResourceArn": MOTO_ARN, "Tags": [{"Key": "team", "Value": str(rng.randrange(9))}]}
+    if operation == "UntagResource":
+        return {"ResourceArn": MOTO_ARN, "TagKeys": ["team"]}
     if operation == "CreateTable":
         return {**copy.deepcopy(CREATE_TABLE), "TableName": f"fuzz_new_{rng.randrange(10**6)}"}
     raise AssertionError(operation)
@@ -138,6 +147,29 @@ OPERATIONS = (
     "DescribeTable",
     "ListTables",
     "CreateTable",
+    "TagResource",
+    "UntagResource",
+)
+MOTO_ARN = f"arn:aws:dynamodb:us-east-1:123456789012:table/{TABLE}"
+"""`TABLE`'s ARN as moto writes it (DynamoDB Local does not tag)."""
+_PROJECTIONS: tuple[dict[str, Any], ...] = (
+    {},
+    {"ProjectionExpression": "n, doc.l[1]"},
+    {"ProjectionExpression": "#t", "ExpressionAttributeNames": {"#t": "tags"}},
+    {"AttributesToGet": ["n"]},
+)
+_BAD_EXPRESSIONS = (
+    "a IN ()",
+    "SET a[#xyz] = :one",
+    "(",
+    "a = :nope",
+    "SET",
+    "ADD n",
+    "n = = :k",
+    "size(n)",
+    "SET a = :one + :one + :one",
+    "SET a = ((:one))",
+    "attribute_exists(n, tags)",
 )
 _BAD_ATTRIBUTE_VALUES: tuple[dict[str, Any], ...] = (
     {},
@@ -153,6 +185,9 @@ _BAD_ATTRIBUTE_VALUES: tuple[dict[str, Any], ...] = (
     {"L": "x"},
     {"M": []},
     {"B": "!!not base64"},
+    {"N": "1.0e100000000"},
+    {"N": "-1e-100000000"},
+    {"N": "1e2147483648"},
 )
 _WRONG_TYPE_ATTRIBUTE_VALUES: tuple[dict[str, Any], ...] = (
     {"BOOL": "true"},
@@ -260,6 +295,10 @@ def _mutate(operation: str, request: dict[str, Any], rng: random.Random) -> tupl
                 {action: {"TableName": TABLE, member: {"pk": {"S": f"k{i}"}}}} for i in range(101)
             ]
             return {"TransactItems": actions}, "transaction-too-large"
+    expressions = [p for p, v in nodes if p and str(p[-1]).endswith("Expression")]
+    if roll < 0.86 and expressions:
+        _set(request, rng.choice(expressions), rng.choice(_BAD_EXPRESSIONS))
+        return request, "bad-expression"
     request["Unknown" + str(rng.randrange(10))] = _other_type(None, rng)
     return request, "unknown-member"
 
@@ -369,13 +408,15 @@ def dynamodb_local_is_the_oracle(case: Case, direct: Answer) -> bool:
     """Whether DynamoDB Local's answer to ``case`` is DynamoDB's.
 
     It is for constraint violations it answers 400. It is not for members of the wrong JSON
-    type (it coerces 7 to "7" where DynamoDB answers SerializationException) nor for a target of
-    another service (its InvalidAction, DynamoDB's UnknownOperationException).
+    type (it coerces 7 to "7" where DynamoDB answers SerializationException), nor for a target of
+    another service (its InvalidAction, DynamoDB's UnknownOperationException), nor for an
+    operation it does not have (TagResource: UnknownOperationException).
     """
     return (
         direct.status == 400
         and case.mutation != "wrong-type"
         and (not case.target or case.target.startswith("DynamoDB_20120810."))
+        and direct.code != "UnknownOperationException"  # an operation it lacks (tagging)
     )
 
 

@@ -162,3 +162,28 @@ def test_a_runtime_with_the_compiler_module_qualifies(tmp_path, monkeypatch) -> 
     need_dynamodb_local()  # the engine itself must be installed for the whole answer to be None
     monkeypatch.setenv("JAVA_HOME", str(_java_home(tmp_path, "java.base jdk.compiler")))
     assert engines.targets.dynamodb_local_missing() is None
+
+
+@pytest.mark.parametrize(
+    ("run_seconds", "options", "warm_up"),
+    [
+        (20.0, engines.JVM_OPTIONS, engines.DEFAULT_WARM_UP_REQUESTS),
+        (59.0, engines.JVM_OPTIONS, engines.DEFAULT_WARM_UP_REQUESTS),
+        (60.0, engines.LONG_RUN_JVM_OPTIONS, engines.LONG_RUN_WARM_UP_REQUESTS),
+        (None, engines.LONG_RUN_JVM_OPTIONS, engines.LONG_RUN_WARM_UP_REQUESTS),
+    ],
+)
+def test_the_jvm_is_chosen_by_run_length(
+    run_seconds: float | None, options: tuple[str, ...], warm_up: int
+) -> None:
+    assert engines.jvm_choice(run_seconds) == (options, warm_up)
+    # Only the quick compiler stops at level 1; the long runs' JVM compiles fully.
+    assert ("-XX:TieredStopAtLevel=1" in options) == (warm_up == engines.DEFAULT_WARM_UP_REQUESTS)
+
+
+def test_a_run_passes_its_length_s_jvm_choice_to_the_emulator(tmp_path: Path) -> None:
+    need_dynamodb_local()
+    for seconds, options in ((20.0, engines.JVM_OPTIONS), (300.0, engines.LONG_RUN_JVM_OPTIONS)):
+        emulator = EmbeddedEmulator(engine="dynamodb-local", run_seconds=seconds)
+        command = emulator._command(0, tmp_path)
+        assert f"--jvm-options={' '.join(options)}" in command

@@ -1,0 +1,84 @@
+"""``--scale auto``: the scale chosen so the launch rate offers the engine at most half of what
+it answered at its warm-up, and said."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loadgen.emulator.embedded import EmbeddedEmulator
+from loadgen.emulator.engines import AUTO_SCALES, auto_scale
+from loadgen.errors import ConfigError
+from loadgen.runner import RunConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("launch", "engine", "expected"),
+    [
+        (1_000, 4_000, 1.0),  # 1,000/s offered, half the engine is 2,000: no need to scale
+        (4_001, 8_000, 0.5),
+        (60_000, 4_000, 0.03),  # 1,800/s; 0.05 would offer 3,000, over half of 4,000
+        (100_000, 1_000, 0.005),
+        (10**9, 100, AUTO_SCALES[-1]),  # beyond the smallest: the smallest
+    ],
+)
+def test_auto_scale_is_the_largest_round_scale_within_half_the_engine(
+    launch: float, engine: float, expected: float
+) -> None:
+    chosen = auto_scale(launch, engine)
+    assert chosen == expected
+    if chosen != AUTO_SCALES[-1]:
+        assert launch * chosen <= engine / 2
+    larger = [s for s in AUTO_SCALES if s > chosen]
+    if larger:  # the next one up would offer more than half
+        assert launch * min(larger) > engine / 2
+
+
+def test_auto_scale_refuses_rates_of_nothing() -> None:
+    with pytest.raises(ConfigError, match="--scale auto needs"):
+        auto_scale(0, 1_000)
+
+
+def test_run_with_scale_auto_needs_a_launch_rate() -> None:
+    with pytest.raises(ConfigError, match="--scale auto chooses the scale for the launch rate"):
+        RunConfig(workload="counter", scale="auto").validate()
+    RunConfig(workload="counter", scale="auto", rate=5_000).validate()
+    assert RunConfig(workload="counter", rates={"a": 10, "b": 5}).launch_rate() == 15
+
+
+def test_the_embedded_emulator_chooses_the_scale_from_its_engine_s_warm_up() -> None:
+    with EmbeddedEmulator(scale="auto", launch_rate=1e6, engine="moto") as emulator:
+        assert emulator.engine_rate is not None and emulator.engine_rate > 0
+        assert emulator.scale == auto_scale(1e6, emulator.engine_rate)
+        assert emulator.scale < 1
+
+
+def test_loadgen_run_prints_the_scale_auto_chose(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgen", "run", "counter", "--design", "sharded",
+         "--engine", "moto", "--scale", "auto", "--rate", "1000000", "--duration", "3s",
+         "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if "--scale auto" in line]
+    assert said and "1,000,000 operations/s at AWS scale offer" in said[0], done.stderr
+    scale = json.loads(out.read_text())["run"]["scale"]
+    assert scale < 1 and f"Partition model at scale {scale:g}" in done.stderr
+
+
+def test_loadgen_emulator_refuses_scale_auto_without_a_launch_rate() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgen.emulator", "--port", "0", "--engine", "moto",
+         "--scale", "auto"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--scale auto needs --launch-rate" in done.stderr
