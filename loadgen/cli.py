@@ -301,9 +301,12 @@ def _run_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
     values["users_given"] = "users" in values
     from loadgen.design.loader import is_design_file
 
-    if "client" not in values and is_design_file(args.workload):
-        # A design's rates are launch traffic: the client that sends the most per core.
-        values["client"] = "fast"
+    if is_design_file(args.workload):
+        # A design's rates are launch traffic: the client that sends the most per core, and
+        # the largest scale at which the embedded engine carries them.
+        values.setdefault("client", "fast")
+        if not values.get("users"):
+            values.setdefault("scale", "auto")
     values["create_tables_on_aws"] = "--create-table" in extra or bool(options.get("create_table"))
     try:
         return RunConfig(workload=args.workload, locust_args=locust_args + extra, **values)
@@ -434,6 +437,9 @@ def _run_every_design(config: RunConfig, run: Any) -> int:
             one.out = str(out.with_name(f"{out.stem}-{design.name}{out.suffix or '.json'}"))
         if config.report:
             one.report = str(Path(config.report) / design.name)
+        if runs and config.scale == "auto" and runs[0]["run"].get("scale"):
+            # Every variant at the scale the first was given: compared at the same load.
+            one.scale = float(runs[0]["run"]["scale"])
         print(f"\n=== design {design.name} ===", file=sys.stderr, flush=True)
         worst = max(worst, _after_run(one, run_and_keep))
     print()

@@ -410,8 +410,6 @@ def _describe_aws(region: str | None) -> str:
 
 def run(config: RunConfig) -> dict[str, Any]:
     """Run the load test and return its results (also written to ``config.out``)."""
-    config.validate()
-    locustfile = find_locustfile(config.workload)
     design = None
     if config.design_file:
         from loadgen.design.loader import load_design
@@ -421,6 +419,8 @@ def run(config: RunConfig) -> dict[str, Any]:
         if not config.open_model and not config.users_given:
             # The open model at the file's launch rates: the question a design asks.
             config.rates = {pid: r * config.rate_scale for pid, r in design.rates.items()}
+    config.validate()
+    locustfile = find_locustfile(config.workload)
     with _target(config) as target:
         print(f"Target: {target.description}", file=sys.stderr, flush=True)
         if target.scale is not None:

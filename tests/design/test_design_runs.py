@@ -24,10 +24,10 @@ pytestmark = pytest.mark.slow
 SECONDS = "8s"
 SHIPPED = [
     # (workload, design, extra flags both runs take)
-    ("counter", "single", ()),
-    ("counter", "sharded", ()),
-    ("sensor", "by-time", ()),
-    ("sensor", "per-sensor", ()),
+    ("counter", "single", ("--scale", "0.1")),
+    ("counter", "sharded", ("--scale", "0.1")),
+    ("sensor", "by-time", ("--scale", "0.1")),
+    ("sensor", "per-sensor", ("--scale", "0.1")),
     ("orders", "hot-status", ("--scale", "0.02")),
     ("orders", "sharded-status", ("--scale", "0.02")),
 ]
