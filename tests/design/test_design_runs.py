@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 
-SECONDS = "8s"
+SECONDS = "6s"
 SHIPPED = [
     # (workload, design, extra flags both runs take)
     ("counter", "single", ("--scale", "0.1")),
@@ -83,7 +83,7 @@ def test_a_run_on_empty_tables_says_so_and_judges_otherwise(tmp_path: Path) -> N
         out = tmp_path / f"{name}.json"
         done = loadgen(
             "run", "examples/designs/chat.yaml", "--design", "status-index",
-            "--duration", SECONDS, "--starting-limit", "4000",
+            "--duration", SECONDS, "--starting-limit", "4000", "--scale", "0.1",
             "--out", str(out), *flags,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
