@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--baseline", help="an earlier results file, for the regression gates")
     gate.add_argument("--junit", help="write a JUnit XML file, one test case per check")
     gate.add_argument("--markdown", help="write a Markdown summary (PR comment, step summary)")
+    _add_prices_flags(gate)
     check = commands.add_parser(
         "check",
         help="a design file's expected hot keys at launch traffic, worked out without load "
@@ -66,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("design_file", help="design file: .yaml, .yml or .json")
     check.add_argument("--design", help="one variant of the file (default: every variant)")
+    _add_prices_flags(check)
     report = commands.add_parser(
         "report",
         help="write an HTML page and PNG charts of a results file, with a diagnosis",
@@ -74,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("results", help="results file of loadgen run --out")
     report.add_argument("--out", default="report", help="directory to write (default: report)")
+    _add_prices_flags(report)
     run.add_argument(
         "workload",
         help=f"one of {', '.join(WORKLOADS)}, a locustfile path, or a design file (.yaml, .json)",
@@ -112,9 +115,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_target_flags(run)
     _add_load_flags(run)
+    _add_prices_flags(run)
     _add_replay(commands)
     _add_prefill(commands)
     return parser
+
+
+def _add_prices_flags(parser: argparse.ArgumentParser) -> None:
+    """The prices the cost a month is read at (`loadgen.pricing`)."""
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="prices file for the cost a month (default: the package's, dated per region)",
+    )
+    parser.add_argument(
+        "--prices-region", metavar="REGION", help="region of the prices (default us-east-1)"
+    )
 
 
 def _add_target_flags(run: argparse.ArgumentParser) -> None:
@@ -176,6 +192,7 @@ def _add_replay(commands: Any) -> None:
     replay.add_argument("--config", help="YAML or TOML file with any of these settings")
     _add_target_flags(replay)
     _add_load_flags(replay)
+    _add_prices_flags(replay)
 
 
 def _add_prefill(commands: Any) -> None:
@@ -330,7 +347,9 @@ def _check(args: argparse.Namespace) -> int:
     """``loadgen check``: each variant's expected heat; exit 1 where a key will be hot."""
     from loadgen.design.check import check
     from loadgen.design.loader import load_designs
+    from loadgen.pricing import format_cost, load_prices
 
+    prices = load_prices(args.prices, region=args.prices_region)
     designs = load_designs(args.design_file)
     if args.design is not None:
         chosen = [d for d in designs if d.name == args.design]
@@ -344,6 +363,8 @@ def _check(args: argparse.Namespace) -> int:
         if i:
             print()
         print("\n".join(report.lines()))
+        print()
+        print("\n".join(format_cost(report.cost(prices), title="Cost a month, on paper")))
         if report.hot:
             hot.append(design.name)
     if len(designs) > 1:
@@ -428,7 +449,7 @@ def _run_every_design(config: RunConfig, run: Any) -> int:
         worst = max(worst, _after_run(one, run_and_keep))
     print()
     print("Designs side by side, at the same access patterns and rates:")
-    print("\n".join(compare_designs(runs)))
+    print("\n".join(compare_designs(runs, config.load_prices())))
     return worst
 
 

@@ -66,9 +66,7 @@ def test_a_shipped_design_file_reaches_its_workloads_verdict(
         "--out", str(python_out),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    done = loadgen(
-        "run", f"examples/designs/{workload}.yaml", *common, "--out", str(file_out)
-    )
+    done = loadgen("run", f"examples/designs/{workload}.yaml", *common, "--out", str(file_out))
     assert done.returncode == 0, done.stderr[-2000:]
     python = verdict(json.loads(python_out.read_text()))
     file = verdict(json.loads(file_out.read_text()))
