@@ -74,7 +74,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Write report.html (charts embedded, opens offline) and the PNG charts: "
         "partition heat over time, top keys, throttles over time, latency percentiles.",
     )
-    report.add_argument("results", help="results file of loadgen run --out")
+    report.add_argument(
+        "results",
+        nargs="+",
+        help="results file of loadgen run --out; several: a report each and one page of them "
+        "side by side (verdicts, throttles and cost)",
+    )
     report.add_argument("--out", default="report", help="directory to write (default: report)")
     _add_prices_flags(report)
     run.add_argument(
@@ -378,8 +383,15 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _gate_or_report(args: argparse.Namespace) -> int:
+    from loadgen.pricing import load_prices
     from loadgen.verdict.analysis import load_results
 
+    # Named prices reprice the run; without them the results' own cost section is read.
+    prices = (
+        load_prices(args.prices, region=args.prices_region)
+        if args.prices or args.prices_region
+        else None
+    )
     if args.command == "gate":
         from loadgen.verdict.gate import run_gate
 
@@ -389,11 +401,26 @@ def _gate_or_report(args: argparse.Namespace) -> int:
             baseline=args.baseline,
             junit=args.junit,
             markdown=args.markdown,
+            prices=prices,
         )
     from loadgen.verdict.report import write_report
 
-    page = write_report(load_results(args.results), args.out)
-    print(f"Report written to {page}")
+    if len(args.results) == 1:
+        page = write_report(load_results(args.results[0]), args.out, prices)
+        print(f"Report written to {page}")
+        return 0
+    from loadgen.verdict.compare import compare_designs, compare_html
+
+    runs = [load_results(path) for path in args.results]
+    for number, (path, results) in enumerate(zip(args.results, runs, strict=True), 1):
+        name = f"{number}-{results['run'].get('design') or Path(path).stem}"
+        page = write_report(results, Path(args.out) / name, prices)
+        print(f"Report written to {page}")
+    lines = compare_designs(runs, prices)
+    print("\n".join(lines))
+    page = Path(args.out) / "compare.html"
+    page.write_text(compare_html(lines, args.results), encoding="utf-8")
+    print(f"Side by side written to {page}")
     return 0
 
 
@@ -412,13 +439,13 @@ def _after_run(config: RunConfig, run: Any) -> int:
     if config.report:
         from loadgen.verdict.report import write_report
 
-        page = write_report(results, config.report)
+        page = write_report(results, config.report, config.load_prices())
         print(f"Report written to {page}", file=sys.stderr)
     if thresholds is not None:
         from loadgen.verdict.gate import run_gate
 
         print(file=sys.stdout)
-        return run_gate(results, thresholds)
+        return run_gate(results, thresholds, prices=config.load_prices())
     return 0
 
 

@@ -12,12 +12,13 @@ that passes every pattern.
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from loadgen.pricing import Prices, format_usd, load_prices
 from loadgen.verdict.cost import cost_of, pattern_costs
 
-__all__ = ["THROTTLED_FAIL", "compare_designs", "pattern_rows"]
+__all__ = ["THROTTLED_FAIL", "compare_designs", "compare_html", "pattern_rows"]
 
 THROTTLED_FAIL = 0.01
 """A pattern with more than this share of its attempts throttled fails (where a results file
@@ -101,3 +102,14 @@ def compare_designs(runs: list[dict[str, Any]], prices: Prices | None = None) ->
             f"Cheapest that passes: {cheapest}, {format_usd(totals[cheapest])} a month on demand"
         )
     return lines
+
+
+def compare_html(lines: list[str], sources: list[str]) -> str:
+    """``loadgen report A.json B.json``: the side-by-side table as a page of its own."""
+    files = "".join(f"<li><code>{html.escape(s)}</code></li>" for s in sources)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>Partition Heat: designs side by side</title></head><body>"
+        f"<h1>Designs side by side</h1><ul>{files}</ul>"
+        f"<pre>{html.escape(chr(10).join(lines))}</pre></body></html>\n"
+    )

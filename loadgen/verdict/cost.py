@@ -15,13 +15,14 @@ run: its starting data's items and sizes); what the run's tables had provisioned
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
-from loadgen.pricing import Prices, Usage, format_cost, load_prices, monthly_cost
+from loadgen.pricing import Prices, Usage, format_cost, format_usd, load_prices, monthly_cost
 from loadgen.pricing.cost import on_demand_usd
 from loadgen.verdict import analysis
 
-__all__ = ["cost_of", "format_cost", "pattern_costs", "run_cost", "usage_of"]
+__all__ = ["cost_html", "cost_of", "format_cost", "pattern_costs", "run_cost", "usage_of"]
 
 
 def _provisioned(results: dict[str, Any]) -> dict[str, tuple[float, float]]:
@@ -111,3 +112,64 @@ def pattern_costs(results: dict[str, Any], prices: Prices) -> dict[str, float]:
         )
         costs[row["name"]] = costs.get(row["name"], 0.0) + usd
     return costs
+
+
+def cost_html(section: dict[str, Any]) -> str:
+    """The cost section as the report's tables: per table and index, per table, the total."""
+
+    def e(value: Any) -> str:
+        return html.escape(str(value))
+
+    def both(pair: dict[str, float] | None) -> str:
+        if pair is None:
+            return "<td>-</td><td>-</td>"
+        return f"<td>{format_usd(pair['standard'])}</td><td>{format_usd(pair['standard_ia'])}</td>"
+
+    target = section["target_utilization"]
+    head = (
+        "<tr><th>Table or index</th><th>Read units/s</th><th>Write units/s</th>"
+        "<th>On-demand</th><th>On-demand, IA</th><th>Peak read/write units/s</th>"
+        f"<th>Provisioned at {target:.0%}</th><th>Provisioned, IA</th><th>As run</th></tr>"
+    )
+    rows = []
+    for row in section["scopes"]:
+        prov = row["provisioned"]
+        as_run = row["provisioned_as_run"]
+        run_cell = (
+            f"{as_run['read_capacity']:,.0f} RCU, {as_run['write_capacity']:,.0f} WCU: "
+            f"{format_usd(as_run['usd']['standard'])}"
+            if as_run
+            else "on demand"
+        )
+        rows.append(
+            f'<tr><td class="text">{e(row["scope"])}</td>'
+            f"<td>{row['read_units_per_s']:,.1f}</td><td>{row['write_units_per_s']:,.1f}</td>"
+            f"{both(row['on_demand_usd'])}"
+            f"<td>{row['peak_read_units_per_s']:,.1f} / {row['peak_write_units_per_s']:,.1f}</td>"
+            f"<td>{format_usd(prov['usd']['standard'])} ({prov['read_capacity']:,} RCU, "
+            f"{prov['write_capacity']:,} WCU)</td><td>{format_usd(prov['usd']['standard_ia'])}</td>"
+            f'<td class="text">{e(run_cell)}</td></tr>'
+        )
+    tables = []
+    for name, table in section["tables"].items():
+        stored = table["storage_bytes"]
+        tables.append(
+            f'<tr><td class="text">{e(name)}</td>{both(table["on_demand_usd"])}'
+            f"{both(table['provisioned_usd'])}"
+            f"<td>{'-' if stored is None else f'{stored / 1e6:,.1f} MB'}</td>"
+            f"{both(table['storage_usd'])}<td>{format_usd(table['monthly_usd'])}</td></tr>"
+        )
+    table_head = (
+        "<tr><th>Table</th><th>On-demand</th><th>On-demand, IA</th><th>Provisioned</th>"
+        "<th>Provisioned, IA</th><th>Stored</th><th>Storage</th><th>Storage, IA</th>"
+        "<th>As run, with storage</th></tr>"
+    )
+    hours = section["prices"]["hours_per_month"]
+    note = (
+        f'<p class="note">USD a month, {e(section["stamp"])} ({e(section["basis"])}: '
+        f"{e(section['how'])}, {hours:g} hours). IA: the Standard-IA table class. Provisioned: "
+        f"the capacity that carries the peak second at {target:.0%} utilisation. As run: "
+        f"provisioned where the run's table had throughput, else on demand. "
+        f"{e(section['counted'])}</p>"
+    )
+    return f"<table>{head}{''.join(rows)}</table><table>{table_head}{''.join(tables)}</table>{note}"
