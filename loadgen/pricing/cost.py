@@ -21,6 +21,7 @@ each for the Standard and the Standard-IA table class. The free tier is not subt
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -229,54 +230,57 @@ def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> l
     stamp = section["stamp"]
     target = section["target_utilization"]
     hours = section["prices"]["hours_per_month"]
+    how = (
+        f"How: {section['how']} ({hours:g} hours); provisioned: the capacity that carries "
+        f"the peak second at {target:.0%} utilisation."
+    )
     lines = [
         f"{title} ({section['basis']}; {stamp}; USD):",
-        f"  How: {section['how']} ({hours:g} hours); provisioned: the capacity that carries "
-        f"the peak second at {target:.0%} utilisation.",
-        f"  {'Table or index':<28} {'read u/s':>9} {'write u/s':>9} {'on-demand':>11} "
-        f"{'peak r/w u/s':>15} {'provisioned at ' + format(target, '.0%'):>24}",
+        *textwrap.wrap(how, 100, initial_indent="  ", subsequent_indent="    "),
+        f"  {'Table or index':<22} {'read u/s':>9} {'write u/s':>9} {'on-demand':>11} "
+        f"{'peak r/w u/s':>13}  provisioned at peak (units)",
     ]
     for row in section["scopes"]:
         prov = row["provisioned"]
-        peak = f"{row['peak_read_units_per_s']:,.1f}/{row['peak_write_units_per_s']:,.1f}"
+        peak = f"{row['peak_read_units_per_s']:,.0f}/{row['peak_write_units_per_s']:,.0f}"
         lines.append(
-            f"  {row['scope']:<28} {row['read_units_per_s']:>9,.1f} "
-            f"{row['write_units_per_s']:>9,.1f} {format_usd(row['on_demand_usd']['standard']):>11} "
-            f"{peak:>15} {format_usd(prov['usd']['standard']):>10} "
-            f"({prov['read_capacity']:,} RCU, {prov['write_capacity']:,} WCU)"
+            f"  {row['scope']:<22} {row['read_units_per_s']:>9,.1f} "
+            f"{row['write_units_per_s']:>9,.1f} "
+            f"{format_usd(row['on_demand_usd']['standard']):>11} {peak:>13}  "
+            f"{format_usd(prov['usd']['standard'])} "
+            f"({prov['read_capacity']:,}/{prov['write_capacity']:,} r/w)"
         )
         as_run = row.get("provisioned_as_run")
         if as_run:
             lines.append(
-                f"  {'':<28} provisioned as run: {as_run['read_capacity']:,.0f} RCU, "
+                f"  {'':<22} provisioned as run: {as_run['read_capacity']:,.0f} RCU, "
                 f"{as_run['write_capacity']:,.0f} WCU = {format_usd(as_run['usd']['standard'])}"
             )
-    lines.append("  Per table (Standard; Standard-IA):")
+    lines.append("  Per table, Standard / Standard-IA: on-demand, provisioned at peak, storage")
     for name, table in section["tables"].items():
         storage = table["storage_usd"]
         stored = (
-            "storage not known"
+            "not known"
             if storage is None
-            else f"storage {table['storage_bytes'] / 1e6:,.1f} MB "
-            f"{format_usd(storage['standard'])}; {format_usd(storage['standard_ia'])}"
+            else f"{table['storage_bytes'] / 1e6:,.1f} MB {format_usd(storage['standard'])} / "
+            f"{format_usd(storage['standard_ia'])}"
         )
-        lines.append(
-            f"    {name:<26} on-demand {format_usd(table['on_demand_usd']['standard'])}; "
-            f"{format_usd(table['on_demand_usd']['standard_ia'])}  provisioned "
-            f"{format_usd(table['provisioned_usd']['standard'])}; "
-            f"{format_usd(table['provisioned_usd']['standard_ia'])}  {stored}"
-        )
+        pair = [
+            f"{format_usd(table[key]['standard'])} / {format_usd(table[key]['standard_ia'])}"
+            for key in ("on_demand_usd", "provisioned_usd")
+        ]
+        lines.append(f"    {name:<22} {pair[0]:>23} {pair[1]:>23}  {stored}")
     total = section["total"]
     storage = total["storage_usd"] or {}
+    lines.append(f"  Total a month ({stamp}):")
+    for name in CLASSES:
+        lines.append(
+            f"    {_LABEL[name]:<12} on-demand {format_usd(total['on_demand_usd'][name]):>11}  "
+            f"provisioned {format_usd(total['provisioned_usd'][name]):>11}  "
+            f"storage {format_usd(storage.get(name)):>9}"
+        )
     lines.append(
-        f"  Total a month ({stamp}): on-demand "
-        f"{format_usd(total['on_demand_usd']['standard'])}, provisioned "
-        f"{format_usd(total['provisioned_usd']['standard'])}, storage "
-        f"{format_usd(storage.get('standard'))} (Standard); "
-        f"{format_usd(total['on_demand_usd']['standard_ia'])}, "
-        f"{format_usd(total['provisioned_usd']['standard_ia'])}, "
-        f"{format_usd(storage.get('standard_ia'))} (Standard-IA); the tables as run "
-        f"{format_usd(total['monthly_usd'])}"
+        f"    The tables as run (Standard, with storage): {format_usd(total['monthly_usd'])}"
     )
-    lines.append(f"  {section['counted']}")
+    lines += textwrap.wrap(section["counted"], 100, initial_indent="  ", subsequent_indent="    ")
     return lines

@@ -73,8 +73,7 @@ def run_cost(
         stored,
         prices,
         basis="measured",
-        how="mean units/s over the run at AWS scale, carried to a month; peak second for "
-        "provisioned",
+        how="mean units/s over the run at AWS scale, carried to a month",
     )
     if storage.get("source"):
         section["storage_source"] = storage["source"]

@@ -68,13 +68,18 @@ def test_the_mean_and_the_peak_second_are_read_at_aws_scale() -> None:
 def test_the_summary_ends_with_the_cost_and_puts_it_in_the_results() -> None:
     results = counter_run(0.5)
     lines = conclude(results)
+    monthly = on_demand_usd(75.0, 1500.0, STANDARD, HOURS)
     start = lines.index(
         "Cost a month (measured; us-east-1, prices read 2026-11-25 (unverified); USD):"
     )
     assert lines[start + 1].startswith("  How: mean units/s over the run at AWS scale")
-    assert lines[start + 3].split()[:3] == ["ph-counter", "75.0", "1,500.0"]
-    assert lines[-2].startswith("  Total a month (us-east-1, prices read 2026-11-25")
-    assert lines[-1].startswith("  Counted: units the requests consumed")
+    head = next(i for i, line in enumerate(lines) if line.startswith("  Table or index"))
+    assert lines[head + 1].split()[:3] == ["ph-counter", "75.0", "1,500.0"]
+    total = lines.index("  Total a month (us-east-1, prices read 2026-11-25 (unverified)):")
+    assert lines[total + 1].split()[:3] == ["Standard", "on-demand", f"${monthly:,.2f}"]
+    assert lines[total + 2].split()[0] == "Standard-IA"
+    assert lines[total + 4].startswith("  Counted: units the requests consumed")
+    assert all(len(line) <= 100 for line in lines[start:]), lines[start:]
     assert results["cost"]["total"]["monthly_usd"] == pytest.approx(
         on_demand_usd(75.0, 1500.0, STANDARD, HOURS), abs=1e-5
     )
