@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     gate.add_argument("--baseline", help="an earlier results file, for the regression gates")
     gate.add_argument("--junit", help="write a JUnit XML file, one test case per check")
     gate.add_argument("--markdown", help="write a Markdown summary (PR comment, step summary)")
+    _add_prices_flags(gate)
     check = commands.add_parser(
         "check",
         help="a design file's expected hot keys at launch traffic, worked out without load "
@@ -66,14 +67,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("design_file", help="design file: .yaml, .yml or .json")
     check.add_argument("--design", help="one variant of the file (default: every variant)")
+    _add_prices_flags(check)
     report = commands.add_parser(
         "report",
         help="write an HTML page and PNG charts of a results file, with a diagnosis",
         description="Write report.html (charts embedded, opens offline) and the PNG charts: "
         "partition heat over time, top keys, throttles over time, latency percentiles.",
     )
-    report.add_argument("results", help="results file of loadgen run --out")
+    report.add_argument(
+        "results",
+        nargs="+",
+        help="results file of loadgen run --out; several: a report each and one page of them "
+        "side by side (verdicts, throttles and cost)",
+    )
     report.add_argument("--out", default="report", help="directory to write (default: report)")
+    _add_prices_flags(report)
     run.add_argument(
         "workload",
         help=f"one of {', '.join(WORKLOADS)}, a locustfile path, or a design file (.yaml, .json)",
@@ -112,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_target_flags(run)
     _add_load_flags(run)
+    _add_prices_flags(run)
     _add_replay(commands)
     _add_prefill(commands)
     return parser
@@ -124,6 +133,18 @@ def _scale(text: str) -> float | str:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"a number or auto (got {text!r})") from None
+
+
+def _add_prices_flags(parser: argparse.ArgumentParser) -> None:
+    """The prices the cost a month is read at (`loadgen.pricing`)."""
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="prices file for the cost a month (default: the package's, dated per region)",
+    )
+    parser.add_argument(
+        "--prices-region", metavar="REGION", help="region of the prices (default us-east-1)"
+    )
 
 
 def _add_target_flags(run: argparse.ArgumentParser) -> None:
@@ -186,6 +207,7 @@ def _add_replay(commands: Any) -> None:
     replay.add_argument("--config", help="YAML or TOML file with any of these settings")
     _add_target_flags(replay)
     _add_load_flags(replay)
+    _add_prices_flags(replay)
 
 
 def _add_prefill(commands: Any) -> None:
@@ -343,7 +365,9 @@ def _check(args: argparse.Namespace) -> int:
     """``loadgen check``: each variant's expected heat; exit 1 where a key will be hot."""
     from loadgen.design.check import check
     from loadgen.design.loader import load_designs
+    from loadgen.pricing import format_cost, load_prices
 
+    prices = load_prices(args.prices, region=args.prices_region)
     designs = load_designs(args.design_file)
     if args.design is not None:
         chosen = [d for d in designs if d.name == args.design]
@@ -357,6 +381,8 @@ def _check(args: argparse.Namespace) -> int:
         if i:
             print()
         print("\n".join(report.lines()))
+        print()
+        print("\n".join(format_cost(report.cost(prices), title="Cost a month, on paper")))
         if report.hot:
             hot.append(design.name)
     if len(designs) > 1:
@@ -370,8 +396,15 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _gate_or_report(args: argparse.Namespace) -> int:
+    from loadgen.pricing import load_prices
     from loadgen.verdict.analysis import load_results
 
+    # Named prices reprice the run; without them the results' own cost section is read.
+    prices = (
+        load_prices(args.prices, region=args.prices_region)
+        if args.prices or args.prices_region
+        else None
+    )
     if args.command == "gate":
         from loadgen.verdict.gate import run_gate
 
@@ -381,11 +414,26 @@ def _gate_or_report(args: argparse.Namespace) -> int:
             baseline=args.baseline,
             junit=args.junit,
             markdown=args.markdown,
+            prices=prices,
         )
     from loadgen.verdict.report import write_report
 
-    page = write_report(load_results(args.results), args.out)
-    print(f"Report written to {page}")
+    if len(args.results) == 1:
+        page = write_report(load_results(args.results[0]), args.out, prices)
+        print(f"Report written to {page}")
+        return 0
+    from loadgen.verdict.compare import compare_designs, compare_html
+
+    runs = [load_results(path) for path in args.results]
+    for number, (path, results) in enumerate(zip(args.results, runs, strict=True), 1):
+        name = f"{number}-{results['run'].get('design') or Path(path).stem}"
+        page = write_report(results, Path(args.out) / name, prices)
+        print(f"Report written to {page}")
+    lines = compare_designs(runs, prices)
+    print("\n".join(lines))
+    page = Path(args.out) / "compare.html"
+    page.write_text(compare_html(lines, args.results), encoding="utf-8")
+    print(f"Side by side written to {page}")
     return 0
 
 
@@ -404,13 +452,13 @@ def _after_run(config: RunConfig, run: Any) -> int:
     if config.report:
         from loadgen.verdict.report import write_report
 
-        page = write_report(results, config.report)
+        page = write_report(results, config.report, config.load_prices())
         print(f"Report written to {page}", file=sys.stderr)
     if thresholds is not None:
         from loadgen.verdict.gate import run_gate
 
         print(file=sys.stdout)
-        return run_gate(results, thresholds)
+        return run_gate(results, thresholds, prices=config.load_prices())
     return 0
 
 
@@ -444,7 +492,7 @@ def _run_every_design(config: RunConfig, run: Any) -> int:
         worst = max(worst, _after_run(one, run_and_keep))
     print()
     print("Designs side by side, at the same access patterns and rates:")
-    print("\n".join(compare_designs(runs)))
+    print("\n".join(compare_designs(runs, config.load_prices())))
     return worst
 
 

@@ -103,6 +103,16 @@ class RunConfig:
     """A design file: write its starting data before the load (entities' populate, items)."""
     starting_limit: int | None = None
     """A design file: at most this many starting items (default 20,000)."""
+    prices: str | None = None
+    """A prices file for the run's cost (default: the package's, `loadgen.pricing`)."""
+    prices_region: str | None = None
+    """The region whose prices the cost is read at (default us-east-1)."""
+
+    def load_prices(self) -> Any:
+        """The run's prices (`loadgen.pricing.Prices`); ConfigError for a bad file or region."""
+        from loadgen.pricing import load_prices
+
+        return load_prices(self.prices, region=self.prices_region)
 
     @property
     def open_model(self) -> bool:
@@ -420,6 +430,7 @@ def run(config: RunConfig) -> dict[str, Any]:
             # The open model at the file's launch rates: the question a design asks.
             config.rates = {pid: r * config.rate_scale for pid, r in design.rates.items()}
     config.validate()
+    config.load_prices()  # a bad prices file fails before any target starts
     locustfile = find_locustfile(config.workload)
     with _target(config) as target:
         print(f"Target: {target.description}", file=sys.stderr, flush=True)
@@ -619,7 +630,8 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
         interrupted=interrupted,
     )
     print(format_summary(results), flush=True)
-    print("\n".join(conclude(results)), flush=True)  # the diagnosis; a design's verdicts
+    # The diagnosis; a design's verdicts; the cost a month.
+    print("\n".join(conclude(results, config.load_prices())), flush=True)
     if config.out:
         write_results(results, config.out)
         print(f"\nResults written to {config.out}", file=sys.stderr)

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from locust import events
 
-from loadgen.design import CompiledPattern, Design, Draws, load_designs
+from loadgen.design import CompiledPattern, Design, Draws, load_designs, stored_bytes
 from loadgen.workload import (
     ConfigError,
     DynamoUser,
@@ -141,7 +141,25 @@ class DesignUser(DynamoUser):
         assert cls.design is not None
         design = cls.design
         items = int(getattr(parsed, "starting_items", -1))
-        return {"design": design_section(design, items, float(parsed.launch_scale))}
+        return {
+            "design": design_section(design, items, float(parsed.launch_scale)),
+            "storage": storage_section(design),
+        }
+
+
+_STORAGE: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def storage_section(design: Design) -> dict[str, Any]:
+    """The tables' bytes at launch, from the design file's item counts and sizes (what its
+    storage costs a month is read from: `loadgen.verdict.cost`); worked out once a design."""
+    key = (design.path, design.name)
+    if key not in _STORAGE:
+        _STORAGE[key] = {
+            "bytes": stored_bytes(design),
+            "source": "the design file's starting item counts and item sizes (populate, items)",
+        }
+    return _STORAGE[key]
 
 
 def design_section(design: Design, starting_items: int, launch_scale: float) -> dict[str, Any]:

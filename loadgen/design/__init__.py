@@ -37,6 +37,7 @@ __all__ = [
     "load_design",
     "load_designs",
     "rate_per_s",
+    "stored_bytes",
 ]
 
 _HOMES = {
@@ -52,6 +53,7 @@ _HOMES = {
     "load_design": "loader",
     "load_designs": "loader",
     "rate_per_s": "values",
+    "stored_bytes": "check",
 }
 
 

@@ -39,8 +39,9 @@ from loadgen.design.patterns import CompiledPattern, typed_value
 from loadgen.design.templates import Template
 from loadgen.design.values import format_rate
 from loadgen.model.capacity import READ_UNIT_BYTES, WRITE_UNIT_BYTES, item_size
+from loadgen.pricing import Prices, Usage, monthly_cost
 
-__all__ = ["READ_CEILING", "WRITE_CEILING", "CheckReport", "KeyLoad", "check"]
+__all__ = ["READ_CEILING", "WRITE_CEILING", "CheckReport", "KeyLoad", "check", "stored_bytes"]
 
 READ_CEILING = 3000.0
 """Read units/s one partition, and so one key value, serves."""
@@ -91,6 +92,9 @@ class PatternEstimate:
     """(scope, hottest key, read units/s, write units/s) this pattern puts on each key."""
     verdict: str = "PASS"
     reason: str = ""
+    scopes: dict[str, list[float]] = field(default_factory=dict)
+    """Per execution, [read, write] units on each table and index (``table/index``): what
+    the cost a month is worked out from."""
 
 
 @dataclass
@@ -105,6 +109,34 @@ class CheckReport:
     @property
     def hot(self) -> bool:
         return any(load.over for load in self.keys.values())
+
+    def usage(self) -> list[Usage]:
+        """Per table and index, the units/s the patterns' launch rates consume (steady: the
+        peak second is the mean)."""
+        totals: dict[str, list[float]] = {}
+        for estimate in self.patterns:
+            for scope, (read, write) in estimate.scopes.items():
+                entry = totals.setdefault(scope, [0.0, 0.0])
+                entry[0] += estimate.rate * read
+                entry[1] += estimate.rate * write
+        provisioned = {}
+        for table, schema in self.design.schemas.items():
+            for scope, throughput in _provisioned_throughput(self.design, table, schema):
+                provisioned[scope] = throughput
+        return [
+            Usage(scope, read, write, read, write, provisioned.get(scope))
+            for scope, (read, write) in totals.items()
+        ]
+
+    def cost(self, prices: Prices) -> dict[str, Any]:
+        """The design's cost a month at its launch rates, in the form a run's is."""
+        return monthly_cost(
+            self.usage(),
+            {table: float(size) for table, size in self.stored_bytes.items()},
+            prices,
+            basis="estimated",
+            how="the file's launch rates and item sizes, steady all month",
+        )
 
     def hottest(self, k: int = 8) -> list[KeyLoad]:
         return sorted(self.keys.values(), key=lambda load: -load.risk)[:k]
@@ -152,6 +184,40 @@ class CheckReport:
         else:
             out.append("Expected: no key over a partition's ceiling at launch traffic.")
         return out
+
+
+def stored_bytes(design: Design, *, seed: int = 1) -> dict[str, int]:
+    """Per table, the bytes of the design's starting data at launch (its entities' populate
+    counts times their item sizes): what its storage costs a month is read from."""
+    return dict(check(design, seed=seed).stored_bytes)
+
+
+def _provisioned_throughput(
+    design: Design, table: str, schema: Any
+) -> list[tuple[str, tuple[float, float]]]:
+    """The table's and its indexes' provisioned (read, write) units, as the file declares them."""
+    request = next((r for r in design.table_requests if r.get("TableName") == table), {})
+    if request.get("BillingMode", "PROVISIONED") != "PROVISIONED":
+        return []
+    found = []
+
+    def units(body: Mapping[str, Any]) -> tuple[float, float] | None:
+        throughput = body.get("ProvisionedThroughput")
+        if not throughput:
+            return None
+        return (
+            float(throughput.get("ReadCapacityUnits", 0)),
+            float(throughput.get("WriteCapacityUnits", 0)),
+        )
+
+    own = units(request)
+    if own is not None:
+        found.append((table, own))
+    for index in request.get("GlobalSecondaryIndexes") or ():
+        got = units(index)
+        if got is not None:
+            found.append((f"{table}/{index['IndexName']}", got))
+    return found
 
 
 def _hottest(generator: ValueGenerator) -> tuple[str, float]:
@@ -291,6 +357,8 @@ def _estimate(
     factor = 2.0 if transactional else 1.0
     keys: list[tuple[str, str, float, float]] = []
     read_units = write_units = index_writes = 0.0
+    index_units: dict[str, float] = {}
+    by_scope: dict[str, list[float]] = {}
 
     def mean_bytes(table: str) -> int:
         sizes = [
@@ -324,6 +392,8 @@ def _estimate(
             moved = bool(changes & set(index.key_attributes))
             units = math.ceil(max(size, 1) / WRITE_UNIT_BYTES) * factor * (2 if moved else 1)
             total += units
+            scope = f"{table}/{index.name}"
+            index_units[scope] = index_units.get(scope, 0.0) + units
             add(f"{table}/{index.name}", key_text(item[index.partition_key]), 0.0, units)
         return total
 
@@ -432,6 +502,7 @@ def _estimate(
             write_units = count * math.ceil(max(size, 1) / WRITE_UNIT_BYTES)
             add(schema.name, pk, 0.0, write_units / count)
             index_writes = count * writes(schema.name, shape, size, set())
+            index_units = {scope: units * count for scope, units in index_units.items()}
     else:  # transactions
         for action in request.get("TransactItems") or ():
             ((kind, body),) = action.items()
@@ -445,18 +516,28 @@ def _estimate(
                 units = math.ceil(max(size, 1) / READ_UNIT_BYTES) * 2.0
                 read_units += units
                 add(owner_schema.name, pk, units, 0.0)
+                by_scope.setdefault(owner_schema.name, [0.0, 0.0])[0] += units
             else:
                 units = math.ceil(max(size, 1) / WRITE_UNIT_BYTES) * 2.0
                 write_units += units
                 add(owner_schema.name, pk, 0.0, units)
+                by_scope.setdefault(owner_schema.name, [0.0, 0.0])[1] += units
                 if kind == "Put":
                     index_writes += writes(owner_schema.name, item_body, size, set())
+    reads = read_units * fan if op in ("GetItem", "Query") else read_units
+    if not op.startswith("Transact"):
+        index = schema.index(pattern.index) if pattern.index else None
+        read_scope = schema.name if index is None else f"{schema.name}/{index.name}"
+        if reads:
+            by_scope.setdefault(read_scope, [0.0, 0.0])[0] += reads
+        if write_units:
+            # An ``each`` write runs once per value: the table's units are the key loads'.
+            by_scope.setdefault(schema.name, [0.0, 0.0])[1] += write_units * fan
+    for scope, units in index_units.items():
+        by_scope.setdefault(scope, [0.0, 0.0])[1] += units * (fan if op in _WRITES else 1)
     return PatternEstimate(
-        pattern.id,
-        op,
-        pattern.rate,
-        read_units * fan if op in ("GetItem", "Query") else read_units,
-        write_units,
-        index_writes,
-        keys,
+        pattern.id, op, pattern.rate, reads, write_units, index_writes, keys, scopes=by_scope
     )
+
+
+_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})

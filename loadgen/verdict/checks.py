@@ -14,6 +14,11 @@ A selector that matches nothing in the results fails its check: a renamed table 
 pattern must not silently turn a gate off. Regression gates are skipped without a baseline,
 and for rows the baseline lacks.
 
+The cost gate (``max_monthly_cost_usd``, on the run or per table and index) reads the run's
+cost section (`loadgen.verdict.cost`): the tables as they ran, provisioned where they had
+throughput and on demand otherwise, plus storage, a month, at the results' own prices unless
+``--prices`` names others.
+
 Key rates are read at AWS scale (`loadgen.verdict.analysis`): ``max_key_write_units_per_s: 500``
 on a run at scale 0.1 fails when a key sustains more than 50 measured units/s, which stands for
 500 on DynamoDB, half a partition's 1,000 write units/s.
@@ -29,8 +34,10 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
+from loadgen.pricing import Prices
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
+from loadgen.verdict.cost import cost_of
 from loadgen.verdict.patterns import pattern_verdicts
 from loadgen.verdict.thresholds import Gate, Thresholds
 
@@ -102,6 +109,7 @@ def format_value(value: float | None, unit: str) -> str:
         "x": f"{value:.2f}x",
         "pct": f"{value:+.1f}%",
         "units_per_s": f"{value:.0f} units/s at AWS scale",
+        "usd": f"${value:,.2f} a month",
     }.get(unit, f"{value:g}")
 
 
@@ -282,10 +290,38 @@ def _patterns_check(gate: Gate, results: dict[str, Any]) -> Check:
     return check
 
 
+def _cost_check(gate: Gate, target: str, section: dict[str, Any]) -> Check:
+    """The run's (``target`` run) or one table's or index's cost a month, as run."""
+    stamp = section["stamp"]
+    if target == "run":
+        return _verdict(
+            gate, "run", section["total"]["monthly_usd"], "the tables as run: ", f"; {stamp}"
+        )
+    table = section["tables"].get(target)
+    if table is not None:
+        how = "provisioned as run" if table["provisioned_as_run"] else "on demand"
+        stored = "" if table["storage_usd"] is None else " plus storage"
+        return _verdict(gate, target, table["monthly_usd"], f"{how}{stored}: ", f"; {stamp}")
+    for row in section["scopes"]:
+        if row["scope"] == target:
+            as_run = row["provisioned_as_run"]
+            usd = (as_run or {}).get("usd", row["on_demand_usd"])["standard"]
+            how = "provisioned as run" if as_run else "on demand"
+            return _verdict(gate, target, usd, f"{how}: ", f"; {stamp}")
+    return _verdict(gate, target, 0.0, "no units consumed: ", f"; {stamp}")
+
+
 def evaluate(
-    results: dict[str, Any], thresholds: Thresholds, baseline: dict[str, Any] | None = None
+    results: dict[str, Any],
+    thresholds: Thresholds,
+    baseline: dict[str, Any] | None = None,
+    prices: Prices | None = None,
 ) -> Outcome:
-    """Check every gate against every target it selects; a rate run's delivery always."""
+    """Check every gate against every target it selects; a rate run's delivery always.
+
+    ``prices`` reprices the run's cost for the cost gate (default: the results' own cost
+    section, or the package's prices for results without one).
+    """
     checks: list[Check] = []
     scopes = analysis.scopes(results)
     gates = thresholds.gates
@@ -297,6 +333,17 @@ def evaluate(
             continue
         if gate.name == "min_patterns_passed_ratio":
             checks.append(_patterns_check(gate, results))
+            continue
+        if gate.name == "max_monthly_cost_usd":
+            section = cost_of(results, prices, scale=thresholds.settings.scale)
+            if gate.section == "run":
+                checks.append(_cost_check(gate, "run", section))
+                continue
+            selected = [s for s in scopes if fnmatchcase(s.name, gate.selector)]
+            for scope in selected:
+                checks.append(_cost_check(gate, scope.name, section))
+            if not selected:
+                checks.append(_nothing_matched(gate, [s.name for s in scopes]))
             continue
         if gate.kind.baseline and baseline is None:
             checks.append(Check(gate, gate.selector or "run", SKIP, None, "no --baseline given"))

@@ -2,16 +2,23 @@
 
 ``loadgen run DESIGN_FILE --design all`` runs each variant in turn on the same patterns and
 rates, then prints this table: per access pattern and design, the verdict, the throttled
-share of attempts and the hottest key's share of its table's or index's key touches.
+share of attempts, the hottest key's share of its table's or index's key touches and what the
+pattern's units cost a month on demand; then per design its cost a month (on demand,
+provisioned for its peak second, storage) next to whether it passed, and the cheapest design
+that passes every pattern.
 
     print("\\n".join(compare_designs([results_bad, results_good])))
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
-__all__ = ["THROTTLED_FAIL", "compare_designs", "pattern_rows"]
+from loadgen.pricing import Prices, format_usd, load_prices
+from loadgen.verdict.cost import cost_of, pattern_costs
+
+__all__ = ["THROTTLED_FAIL", "compare_designs", "compare_html", "pattern_rows"]
 
 THROTTLED_FAIL = 0.01
 """A pattern with more than this share of its attempts throttled fails (where a results file
@@ -43,19 +50,21 @@ def pattern_rows(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return rows
 
 
-def compare_designs(runs: list[dict[str, Any]]) -> list[str]:
-    """The side-by-side table, one line per pattern and design."""
+def compare_designs(runs: list[dict[str, Any]], prices: Prices | None = None) -> list[str]:
+    """The side-by-side table, one line per pattern and design, then each design's cost."""
+    prices = prices or load_prices()
     lines = [
         f"{'Pattern':<22} {'Design':<18} {'Verdict':<8} {'Throttled':>10} {'Hottest key':<32}"
-        f" {'Share':>6}",
+        f" {'Share':>6} {'On-demand/month':>16}",
     ]
     lines.append("-" * len(lines[0]))
     per_design = [(r["run"].get("design") or "?", pattern_rows(r), r) for r in runs]
+    per_pattern = [pattern_costs(r, prices) for r in runs]
     patterns: list[str] = []
     for _, rows, _ in per_design:
         patterns += [p for p in rows if p not in patterns]
     for pattern in patterns:
-        for design, rows, results in per_design:
+        for (design, rows, results), costs in zip(per_design, per_pattern, strict=True):
             row = rows.get(pattern)
             if row is None:
                 continue
@@ -66,14 +75,41 @@ def compare_designs(runs: list[dict[str, Any]]) -> list[str]:
             lines.append(
                 f"{pattern:<22} {design:<18} {row['verdict']:<8} "
                 f"{row['throttled_share']:>9.1%} {(hot or {}).get('key', '-')[:32]:<32} "
-                f"{(hot or {}).get('share', 0.0):>6.1%}"
+                f"{(hot or {}).get('share', 0.0):>6.1%} {format_usd(costs.get(pattern)):>16}"
             )
     failing = {d for d, rows, _ in per_design if any(r["verdict"] == "FAIL" for r in rows.values())}
     passing = [d for d, _, _ in per_design if d not in failing]
+    lines += ["", f"Cost a month per design ({prices.stamp()}; Standard table class; USD):"]
+    totals: dict[str, float] = {}
+    for design, _, results in per_design:
+        total = cost_of(results, prices)["total"]
+        totals[design] = total["on_demand_usd"]["standard"]
+        lines.append(
+            f"  {design:<18} on-demand {format_usd(total['on_demand_usd']['standard']):>11}  "
+            f"provisioned {format_usd(total['provisioned_usd']['standard']):>11}  storage "
+            f"{format_usd((total['storage_usd'] or {}).get('standard')):>9}  "
+            f"{'FAIL' if design in failing else 'PASS'}"
+        )
     lines.append("")
     lines.append(
         f"Passing every pattern: {', '.join(passing)}"
         if passing
         else "No design passes every pattern"
     )
+    if passing:
+        cheapest = min(passing, key=lambda d: totals[d])
+        lines.append(
+            f"Cheapest that passes: {cheapest}, {format_usd(totals[cheapest])} a month on demand"
+        )
     return lines
+
+
+def compare_html(lines: list[str], sources: list[str]) -> str:
+    """``loadgen report A.json B.json``: the side-by-side table as a page of its own."""
+    files = "".join(f"<li><code>{html.escape(s)}</code></li>" for s in sources)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>Partition Heat: designs side by side</title></head><body>"
+        f"<h1>Designs side by side</h1><ul>{files}</ul>"
+        f"<pre>{html.escape(chr(10).join(lines))}</pre></body></html>\n"
+    )

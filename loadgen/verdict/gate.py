@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from loadgen.pricing import Prices
 from loadgen.verdict import analysis
 from loadgen.verdict.checks import evaluate
 from loadgen.verdict.formats import format_text, write_junit, write_markdown
@@ -27,12 +28,13 @@ def run_gate(
     junit: str | Path | None = None,
     markdown: str | Path | None = None,
     out: TextIO | None = None,
+    prices: Prices | None = None,
 ) -> int:
     """Gate a results file (or results), print the checks, write the reports; the exit code."""
     data = results if isinstance(results, dict) else analysis.load_results(results)
     rules = thresholds if isinstance(thresholds, Thresholds) else load_thresholds(thresholds)
     base = analysis.load_results(baseline) if baseline is not None else None
-    outcome = evaluate(data, rules, base)
+    outcome = evaluate(data, rules, base, prices)
     if junit is not None:
         write_junit(outcome, junit)
     if markdown is not None:

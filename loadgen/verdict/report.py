@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.errors import ConfigError
+from loadgen.pricing import Prices
 from loadgen.verdict import analysis
+from loadgen.verdict.cost import cost_html, cost_of
 from loadgen.verdict.diagnosis import Finding, diagnose
 from loadgen.verdict.patterns import pattern_verdicts, pattern_verdicts_html
 
@@ -170,8 +172,11 @@ def load_words(results: dict[str, Any]) -> str:
     return f"{results['run'].get('users', '?')} users for {duration}"
 
 
-def build_html(results: dict[str, Any], images: dict[str, bytes]) -> str:
-    """The report page, with ``images`` (file name to PNG bytes) embedded."""
+def build_html(
+    results: dict[str, Any], images: dict[str, bytes], prices: Prices | None = None
+) -> str:
+    """The report page, with ``images`` (file name to PNG bytes) embedded; its cost a month
+    at ``prices`` (default: the results' own cost section, or the package's prices)."""
     run = results["run"]
     totals = results["totals"]
     scale = analysis.scale_of(results)
@@ -222,13 +227,16 @@ def build_html(results: dict[str, Any], images: dict[str, bytes]) -> str:
         f"{patterns}"
         f"<h2>Diagnosis</h2>{findings}"
         f"<h2>Hot keys per table and index</h2>{_hot_keys(results, scale)}"
+        f"<h2>What it costs a month</h2>{cost_html(cost_of(results, prices))}"
         f"{''.join(charts)}"
         f"<h2>Access patterns</h2>{_operations(results)}"
         "</body></html>\n"
     )
 
 
-def write_report(results: dict[str, Any], out: str | os.PathLike[str]) -> Path:
+def write_report(
+    results: dict[str, Any], out: str | os.PathLike[str], prices: Prices | None = None
+) -> Path:
     """Draw the charts, write them and the page into ``out``; the page's path."""
     require_matplotlib()
     from loadgen.verdict import charts
@@ -245,7 +253,7 @@ def write_report(results: dict[str, Any], out: str | os.PathLike[str]) -> Path:
         for name, data in images.items():
             (directory / name).write_bytes(data)
         page = directory / "report.html"
-        page.write_text(build_html(results, images), encoding="utf-8")
+        page.write_text(build_html(results, images, prices), encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot write the report to {str(out)!r}: {e.strerror}") from None
     return page

@@ -4,7 +4,7 @@ The heat layer prints the run's figures (`loadgen.heat.results.format_summary`) 
 read the verdict; the runner, above both, ends the summary with `conclude`:
 
     print(format_summary(results))
-    print("\\n".join(conclude(results)))   # also puts results["verdicts"] for the file
+    print("\\n".join(conclude(results)))   # also puts results["verdicts"] and ["cost"]
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from loadgen.pricing import Prices, load_prices
+from loadgen.verdict.cost import format_cost, run_cost
 from loadgen.verdict.diagnosis import Finding, diagnose
 from loadgen.verdict.patterns import format_pattern_verdicts, pattern_verdicts
 
@@ -37,15 +39,20 @@ def format_findings(findings: list[Finding]) -> list[str]:
     return lines
 
 
-def conclude(results: dict[str, Any]) -> list[str]:
-    """The summary's last lines: the diagnosis, then the per-pattern verdicts of a design run.
+def conclude(results: dict[str, Any], prices: Prices | None = None) -> list[str]:
+    """The summary's last lines: the diagnosis, the per-pattern verdicts of a design run, and
+    what the run's traffic costs a month (`loadgen.verdict.cost`, at ``prices``: the
+    package's us-east-1 prices by default).
 
     A design run's verdicts are also put in ``results["verdicts"]`` (each
-    `PatternVerdict.to_dict`), so the results file written after carries them.
+    `PatternVerdict.to_dict`) and every run's cost in ``results["cost"]``, so the results
+    file written after carries them.
     """
     lines = ["", *format_findings(diagnose(results))]
     verdicts = pattern_verdicts(results)
     if verdicts:
         results["verdicts"] = [verdict.to_dict() for verdict in verdicts]
         lines += ["", *format_pattern_verdicts(verdicts)]
+    results["cost"] = run_cost(results, prices or load_prices())
+    lines += ["", *format_cost(results["cost"])]
     return lines

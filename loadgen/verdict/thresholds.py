@@ -12,6 +12,7 @@ A YAML or TOML mapping with up to four sections; every gate is a name and a numb
       max_failure_ratio: 0.01
       max_p99_ms: 2000
       min_patterns_passed_ratio: 1   # a design run: every access pattern's verdict passes
+      max_monthly_cost_usd: 3000     # the run's tables as run, a month (loadgen.verdict.cost)
     operations:          # per access pattern (``counter.increment``) or operation
       "counter.*":       # (``UpdateItem``); shell-style globs
         max_throttled_ratio: 0.05
@@ -19,6 +20,7 @@ A YAML or TOML mapping with up to four sections; every gate is a name and a numb
       "*":
         max_hot_key_share: 0.25
         max_key_write_units_per_s: 500
+        max_monthly_cost_usd: 1000
 
 `GATES` lists every gate, where it applies and what values it takes. A bad file raises
 `ConfigError` with one line naming the gate and the value, and the CLI exits 2.
@@ -64,7 +66,7 @@ class GateKind:
     sections: tuple[str, ...]
     """Where it applies: run, operations, tables."""
     unit: str
-    """How its figures print: ratio, ms, per_s, count, x, pct, units_per_s."""
+    """How its figures print: ratio, ms, per_s, count, x, pct, units_per_s, usd."""
     lowest: float = 0.0
     highest: float = math.inf
     expects: str = "a number >= 0"
@@ -105,6 +107,11 @@ GATES: dict[str, GateKind] = {
     "max_partition_gini": GateKind(_TABLES, "ratio", highest=1.0, expects=_RATIO),
     "max_key_write_units_per_s": GateKind(_TABLES, "units_per_s"),
     "max_key_read_units_per_s": GateKind(_TABLES, "units_per_s"),
+    # What the run's traffic costs a month, its tables as run (provisioned where they had
+    # throughput, else on demand) plus storage (`loadgen.verdict.cost`).
+    "max_monthly_cost_usd": GateKind(
+        ("run", "tables"), "usd", expects="US dollars a month, a number >= 0"
+    ),
     # Regression gates against a baseline results file.
     "max_p50_regression_pct": GateKind(_RUN, "pct", baseline=True),
     "max_p95_regression_pct": GateKind(_RUN, "pct", baseline=True),

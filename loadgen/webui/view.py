@@ -12,7 +12,10 @@ report agree on every figure:
   of ``resolution_s`` seconds: key touches/s, throttled attempts/s, write and read units/s;
 - ``throttles``: per access pattern, calls, throttled attempts, retries and failures;
 - ``diagnosis``: the report's findings, each with its remedy and AWS guide;
-- ``load``: a rate run's offered, achieved and dropped load (`loadgen.heat.load`), else null.
+- ``load``: a rate run's offered, achieved and dropped load (`loadgen.heat.load`), else null;
+- ``cost``: what the run's traffic so far costs a month (`loadgen.verdict.cost`): on demand,
+  provisioned for its busiest second, storage, the tables as run, with the prices' region
+  and date; null before the first request.
 
     view = heat_view(results, top=10)
     view["tables"][0]["keys"][0]["key"]   # "GLOBAL_COUNTER"
@@ -27,6 +30,7 @@ from typing import Any
 
 from loadgen.model.hashing import bucket_of
 from loadgen.verdict import analysis
+from loadgen.verdict.cost import run_cost
 from loadgen.verdict.diagnosis import diagnose
 
 __all__ = ["FIELDS", "SCHEMA_VERSION", "heat_view", "table_rows"]
@@ -106,6 +110,23 @@ def heat_view(
         ],
         "diagnosis": once("diagnosis", lambda: _diagnosis(results) if scopes else []),
         "load": results.get("load"),
+        "cost": once("cost", lambda: _cost(results) if scopes else None),
+    }
+
+
+def _cost(results: dict[str, Any]) -> dict[str, Any]:
+    """The running estimate: the totals and each table's figure, at the package's prices."""
+    from loadgen.pricing import load_prices
+
+    section = run_cost(results, load_prices())
+    total = section["total"]
+    return {
+        "stamp": section["stamp"],
+        "on_demand_usd": total["on_demand_usd"]["standard"],
+        "provisioned_usd": total["provisioned_usd"]["standard"],
+        "storage_usd": (total["storage_usd"] or {}).get("standard"),
+        "monthly_usd": total["monthly_usd"],
+        "tables": {name: t["monthly_usd"] for name, t in section["tables"].items()},
     }
 
 

@@ -334,8 +334,36 @@ def results_of(environment: Any, user_class: type[DynamoUser], **run: Any) -> di
         **run,
     }
     results = build_results(stats, record(environment), run=info, duration_s=max(duration, 0.0))
+    try:
+        results["tables"] = billing_rows(table_requests(user_class, options))
+    except (StopIteration, NotImplementedError, AssertionError, HarnessError):
+        results["tables"] = []  # a workload that cannot say what it created
     results.update(user_class.describe(options, environment.parsed_options))
     return results
+
+
+def billing_rows(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """How each table and GSI the run created was billed: what its cost a month reads for the
+    throughput the run had provisioned (`loadgen.verdict.cost`)."""
+    rows: list[dict[str, Any]] = []
+
+    def row(table: str, index: str | None, mode: str, body: dict[str, Any]) -> dict[str, Any]:
+        throughput = body.get("ProvisionedThroughput") or {}
+        return {
+            "table": table,
+            "index": index,
+            "billing_mode": mode,
+            "read_capacity": throughput.get("ReadCapacityUnits"),
+            "write_capacity": throughput.get("WriteCapacityUnits"),
+        }
+
+    for request in requests:
+        table = request["TableName"]
+        mode = request.get("BillingMode", "PROVISIONED")
+        rows.append(row(table, None, mode, request))
+        for index in request.get("GlobalSecondaryIndexes") or ():
+            rows.append(row(table, index["IndexName"], mode, index))
+    return rows
 
 
 def live_results(environment: Any, user_class: type[DynamoUser]) -> dict[str, Any]:

@@ -26,8 +26,10 @@ def test_the_summary_ends_with_the_diagnosis_and_the_verdicts() -> None:
     assert verdict["reason"].startswith("FAIL: 50% of attempts throttled")
 
 
-def test_a_run_without_a_design_gets_the_diagnosis_only() -> None:
+def test_a_run_without_a_design_gets_the_diagnosis_and_its_cost() -> None:
     results = make_results(steady("t", [f"k{i}" for i in range(50)]))
     lines = conclude(results)
     assert lines[1:3] == ["Diagnosis:", "  No hot spot"]
     assert "verdicts" not in results
+    assert any(line.startswith("Cost a month (measured; ") for line in lines)
+    assert [row["scope"] for row in results["cost"]["scopes"]] == ["t"]

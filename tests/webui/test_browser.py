@@ -201,6 +201,11 @@ def test_the_tab_and_the_heatmap_show_the_hot_key(
     assert ids["partition-heat-diagnosis"].get("data-kind") == "hot-key"
     assert ids["partition-heat-heatmap"].get("src") == "./partition-heat/?embed=1"
     assert "One hot key: GLOBAL_COUNTER" in tab and "Open the live heatmap" in tab
+    # The running cost a month, under the tab and on the heatmap page, dated and placed.
+    assert "Cost a month so far: on-demand $" in tab
+    assert "us-east-1, prices read" in tab
+    assert "cost" in parse(heatmap).ids
+    assert "So far, a month of this traffic: on-demand $" in heatmap
     # The heatmap page drew the hot key's band and named it beside its row.
     page = parse(heatmap)
     canvas = page.ids["heatmap"]

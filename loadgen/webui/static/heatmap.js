@@ -222,6 +222,19 @@ function showTables(view) {
   );
 }
 
+// The running cost a month, as the summary's total line says it (USD, Standard class).
+function costWords(cost) {
+  const usd = (value) =>
+    value === null || value === undefined
+      ? "-"
+      : `$${Number(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  return (
+    `So far, a month of this traffic: on-demand ${usd(cost.on_demand_usd)}, provisioned ` +
+    `${usd(cost.provisioned_usd)} (busiest second at 70%), storage ${usd(cost.storage_usd)}; ` +
+    `the tables as run ${usd(cost.monthly_usd)} (${cost.stamp}; USD, Standard table class).`
+  );
+}
+
 function showRun(view) {
   const run = view.run;
   const totals = view.totals;
@@ -231,6 +244,8 @@ function showRun(view) {
     `${run.target}` + (view.scale ? `, partition model at scale ${view.scale}` : "") +
     ` · ${fmt(totals.requests, 0)} calls, ${fmt(totals.requests_per_s)}/s, ` +
     `${fmt(totals.throttled_attempts, 0)} throttled attempts, ${fmt(totals.failures, 0)} failures`;
+  $("cost-section").hidden = !view.cost;
+  if (view.cost) $("cost").textContent = costWords(view.cost);
   const load = view.load;
   $("load-section").hidden = !load;
   if (load) {

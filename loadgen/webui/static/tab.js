@@ -65,11 +65,15 @@
         const response = await fetch(base + "data.json?field=", { cache: "no-store" });
         const view = response.ok ? await response.json() : null;
         const first = view && view.diagnosis[0];
-        const text = first
+        const cost = view && view.cost
+          ? ` Cost a month so far: on-demand $${view.cost.on_demand_usd.toFixed(2)}, ` +
+            `as run $${view.cost.monthly_usd.toFixed(2)} (${view.cost.stamp}).`
+          : "";
+        const text = (first
           ? `${first.title}. Remedy: ${first.remedy}`
           : view
             ? "Partition heat: waiting for the first requests."
-            : `Partition heat: Locust answered ${response.status}.`;
+            : `Partition heat: Locust answered ${response.status}.`) + cost;
         if (text !== shown) {
           finding.textContent = text;
           finding.style.borderLeft = `4px solid ${first && first.kind !== "even" ? "#c0392b" : "#27ae60"}`;

@@ -1,0 +1,33 @@
+"""What DynamoDB charges: dated prices per region and the monthly arithmetic.
+
+Owns: the prices data file (``prices.json``, with the AWS page and date of every figure) and
+its reading (`prices`), and the cost of units per second and stored bytes a month, on demand,
+provisioned and stored, per table class (`cost`). Pure arithmetic: imports `loadgen.errors`
+only, so the verdict (a run's measured units) and the design check (a file's estimate) print
+the same figures in the same form.
+"""
+
+from __future__ import annotations
+
+from loadgen.pricing.cost import (
+    COUNTED,
+    TARGET_UTILIZATION,
+    Usage,
+    format_cost,
+    format_usd,
+    monthly_cost,
+)
+from loadgen.pricing.prices import DEFAULT_REGION, ClassPrices, Prices, load_prices
+
+__all__ = [
+    "COUNTED",
+    "DEFAULT_REGION",
+    "TARGET_UTILIZATION",
+    "ClassPrices",
+    "Prices",
+    "Usage",
+    "format_cost",
+    "format_usd",
+    "load_prices",
+    "monthly_cost",
+]

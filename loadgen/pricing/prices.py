@@ -1,0 +1,187 @@
+"""DynamoDB's prices per region, read from a dated data file.
+
+The package's own file (``prices.json`` beside this module) gives each figure with the AWS
+page it belongs to, the date it was read and whether that page showed it; ``--prices FILE``
+reads another file of the same shape. A file that does not parse, or lacks a figure, raises
+`ConfigError` naming the value and what was expected (the CLI exits 2).
+
+    prices = load_prices(region="us-east-1")
+    prices.on_demand_write_per_million          # 0.625 (Standard table class)
+    prices.of("standard_ia").storage_gb_month   # 0.1
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from loadgen.errors import ConfigError
+
+__all__ = ["CLASSES", "DEFAULT_REGION", "FIGURES", "ClassPrices", "Prices", "load_prices"]
+
+DEFAULT_REGION = "us-east-1"
+CLASSES = ("standard", "standard_ia")
+"""Table classes: DynamoDB Standard and DynamoDB Standard-Infrequent Access."""
+FIGURES = (
+    "on_demand_read_per_million",
+    "on_demand_write_per_million",
+    "provisioned_rcu_hour",
+    "provisioned_wcu_hour",
+    "storage_gb_month",
+)
+"""The figures each table class needs, in USD."""
+
+
+@dataclass(frozen=True)
+class ClassPrices:
+    """One table class's prices in one region, USD."""
+
+    on_demand_read_per_million: float
+    on_demand_write_per_million: float
+    provisioned_rcu_hour: float
+    provisioned_wcu_hour: float
+    storage_gb_month: float
+
+
+@dataclass(frozen=True)
+class Prices:
+    """A region's prices, with where and when they were read."""
+
+    region: str
+    read_on: str
+    """The date the figures were read (ISO)."""
+    verified: bool
+    """True when every figure was read on AWS's own pricing page."""
+    status: str
+    sources: tuple[str, ...]
+    """The AWS pages the figures belong to."""
+    classes: dict[str, ClassPrices]
+    hours_per_month: float = 730.0
+    gb_bytes: int = 1024**3
+    origin: str = "loadgen/pricing/prices.json"
+    """The file read: the package's, or ``--prices FILE``."""
+
+    def of(self, table_class: str) -> ClassPrices:
+        return self.classes[table_class]
+
+    @property
+    def on_demand_write_per_million(self) -> float:
+        return self.classes["standard"].on_demand_write_per_million
+
+    def stamp(self) -> str:
+        """``us-east-1, prices read 2026-11-25 (unverified)``: printed with every figure."""
+        return f"{self.region}, prices read {self.read_on}" + (
+            "" if self.verified else " (unverified)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "region": self.region,
+            "read_on": self.read_on,
+            "verified": self.verified,
+            "sources": list(self.sources),
+            "file": self.origin,
+            "hours_per_month": self.hours_per_month,
+        }
+
+
+def _figure(where: str, value: Any) -> tuple[float, str | None, bool]:
+    """A figure is a number, or ``{"usd": number, "source": url, "verified": bool}``."""
+    source, verified = None, True
+    if isinstance(value, dict):
+        source = value.get("source")
+        verified = bool(value.get("verified", True))
+        value = value.get("usd")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{where}: expected a price in USD, a number >= 0 (got {value!r})")
+    if value < 0:
+        raise ConfigError(f"{where}: expected a price in USD, a number >= 0 (got {value!r})")
+    return float(value), source if isinstance(source, str) else None, verified
+
+
+def parse_prices(data: Any, region: str, origin: str) -> Prices:
+    """Check a loaded prices file and take one region's figures."""
+    if not isinstance(data, dict) or not isinstance(data.get("regions"), dict):
+        raise ConfigError(
+            f"{origin}: expected a mapping with 'regions' (got {type(data).__name__})"
+        )
+    regions = data["regions"]
+    body = regions.get(region)
+    if not isinstance(body, dict):
+        raise ConfigError(
+            f"unknown region {region!r} in {origin} (expected one of: {', '.join(sorted(regions))})"
+        )
+    where = f"{origin}: regions.{region}"
+    classes_in = body.get("classes")
+    if not isinstance(classes_in, dict) or "standard" not in classes_in:
+        raise ConfigError(
+            f"{where}.classes: expected a mapping with 'standard' (got {classes_in!r})"
+        )
+    sources: list[str] = []
+    verified = bool(body.get("verified", True))
+    classes: dict[str, ClassPrices] = {}
+    for name, figures in classes_in.items():
+        if name not in CLASSES:
+            raise ConfigError(
+                f"{where}.classes.{name}: unknown table class (expected: {', '.join(CLASSES)})"
+            )
+        if not isinstance(figures, dict):
+            raise ConfigError(f"{where}.classes.{name}: expected a mapping of prices")
+        values: dict[str, float] = {}
+        for figure in FIGURES:
+            if figure not in figures:
+                raise ConfigError(f"{where}.classes.{name}: lacks {figure} (expected a price)")
+            value, source, ok = _figure(f"{where}.classes.{name}.{figure}", figures[figure])
+            values[figure] = value
+            verified = verified and ok
+            if source and source not in sources:
+                sources.append(source)
+        classes[name] = ClassPrices(**values)
+    if "standard_ia" not in classes:
+        classes["standard_ia"] = classes["standard"]
+    read_on = body.get("read_on")
+    if not isinstance(read_on, str) or not read_on:
+        raise ConfigError(
+            f"{where}.read_on: expected the date the prices were read (got {read_on!r})"
+        )
+    hours = data.get("hours_per_month", 730)
+    hours_value, _, _ = _figure(f"{origin}: hours_per_month", hours)
+    gb = data.get("gb_bytes", 1024**3)
+    if isinstance(gb, bool) or not isinstance(gb, int) or gb <= 0:
+        raise ConfigError(
+            f"{origin}: gb_bytes: expected bytes in a GB, an integer > 0 (got {gb!r})"
+        )
+    return Prices(
+        region=region,
+        read_on=read_on,
+        verified=verified,
+        status=str(body.get("status", "")),
+        sources=tuple(sources),
+        classes=classes,
+        hours_per_month=hours_value,
+        gb_bytes=gb,
+        origin=origin,
+    )
+
+
+def load_prices(path: str | Path | None = None, *, region: str | None = None) -> Prices:
+    """The package's prices (or those of ``path``) for ``region`` (default us-east-1)."""
+    region = region or DEFAULT_REGION
+    if path is None:
+        text = resources.files("loadgen.pricing").joinpath("prices.json").read_text()
+        origin = "loadgen/pricing/prices.json"
+    else:
+        origin = str(path)
+        try:
+            text = Path(path).read_text()
+        except OSError as e:
+            raise ConfigError(f"cannot read prices file {origin!r}: {e.strerror}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise ConfigError(f"prices file {origin!r} is not JSON: {e}") from None
+    return parse_prices(data, region, origin)
