@@ -27,7 +27,7 @@ carries no verdicts of its own)."""
 
 def pattern_rows(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Per access pattern (the operation rows' names): verdict, throttled share, hot key."""
-    verdicts = {v["pattern"]: v for v in results.get("verdicts") or () if "pattern" in v}
+    verdicts = {v["id"]: v for v in results.get("verdicts") or () if "id" in v}
     rows: dict[str, dict[str, Any]] = {}
     for row in results["operations"]:
         name = row["name"]
@@ -44,7 +44,7 @@ def pattern_rows(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
         entry["throttled_share"] = share
         verdict = verdicts.get(name)
         if verdict is not None:
-            entry["verdict"] = "PASS" if verdict.get("passed") else "FAIL"
+            entry["verdict"] = verdict.get("status") or "FAIL"  # PASS, FAIL or EMPTY
         else:
             entry["verdict"] = "FAIL" if share > THROTTLED_FAIL else "PASS"
     return rows
