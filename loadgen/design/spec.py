@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,18 +33,6 @@ __all__ = [
 
 SCHEMA_PATH = Path(__file__).with_name("design.schema.json")
 
-OPERATIONS = (
-    "GetItem",
-    "PutItem",
-    "UpdateItem",
-    "DeleteItem",
-    "Query",
-    "Scan",
-    "BatchGetItem",
-    "BatchWriteItem",
-    "TransactGetItems",
-    "TransactWriteItems",
-)
 Operation = Literal[
     "GetItem",
     "PutItem",
@@ -56,6 +45,8 @@ Operation = Literal[
     "TransactGetItems",
     "TransactWriteItems",
 ]
+OPERATIONS: tuple[str, ...] = typing.get_args(Operation)
+"""The operations an access pattern may name."""
 Rate = str | float
 """Operations per second: a number, or ``50/s``, ``3000/min``, ``100k/day``."""
 Value = str | int | float | bool | dict[str, Any]

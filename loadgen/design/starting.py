@@ -36,12 +36,14 @@ writing 100,000)."""
 
 @dataclass(frozen=True)
 class TablePlan:
-    """The starting items of one table: ``item(n)`` for ``n < count``."""
+    """The items to write into one table: ``item(n)`` for ``n < count``; what ``loadgen
+    prefill`` writes, whether a design's starting data, a workload's items or a trace's."""
 
     table_request: dict[str, Any]
     item: Callable[[int], dict[str, Any]]
     count: int
     source: str
+    """What the items follow, for the summary (``counter (sharded)``, ``trace t.jsonl.gz``)."""
 
     @property
     def table(self) -> str:

@@ -25,11 +25,11 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from loadgen.design.starting import TablePlan as PrefillPlan
 from loadgen.errors import ConfigError, CredentialsError, TargetError
 from loadgen.model.capacity import item_size, write_units
 from loadgen.targets import local as targets
@@ -57,21 +57,6 @@ BACKOFF_CAP_S = 5.0
 _THROTTLES = frozenset(
     {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
 )
-
-
-@dataclass(frozen=True)
-class PrefillPlan:
-    """What to write: the table (its CreateTable request) and the n-th item, for n < count."""
-
-    table_request: dict[str, Any]
-    item: Callable[[int], dict[str, Any]]
-    count: int
-    source: str
-    """What the items follow, for the summary (``counter (sharded)``, ``trace t.jsonl.gz``)."""
-
-    @property
-    def table(self) -> str:
-        return str(self.table_request["TableName"])
 
 
 @dataclass
@@ -428,12 +413,7 @@ def _plans(
         starting, notes = starting_plans(design, limit=limit, seed=args.seed)
         if not starting:
             raise ConfigError(f"{source}: no starting data (no entity has populate, no items)")
-        plans = [
-            PrefillPlan(
-                p.table_request, p.item, p.count, f"{design.title} ({design.name}): {p.source}"
-            )
-            for p in starting
-        ]
+        plans = [replace(p, source=f"{design.title} ({design.name}): {p.source}") for p in starting]
         return plans, notes
     if args.items is None:
         raise ConfigError("--items N is required for a workload or a trace")
