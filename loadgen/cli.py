@@ -114,7 +114,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_load_flags(run)
     _add_replay(commands)
     _add_prefill(commands)
+    _add_simulate(commands)
     return parser
+
+
+def _add_simulate(commands: Any) -> None:
+    from loadgen.simulate.command import add_parser
+
+    add_parser(commands)
 
 
 def _add_target_flags(run: argparse.ArgumentParser) -> None:
@@ -476,6 +483,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if extra:
                 raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
             return _check(args)
+        if args.command == "simulate":
+            if extra:
+                raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
+            from loadgen.simulate.command import run_simulate
+
+            return run_simulate(args)
         if args.command == "prefill":
             from loadgen.traffic.prefill import prefill_command
 

@@ -59,6 +59,7 @@ from loadgen.model.throttling import Limit, Throttle, resource_arn, throttle
 
 __all__ = [
     "AutoScaling",
+    "BulkAdmission",
     "PartitionModel",
     "PartitionStats",
     "Throttle",
@@ -184,6 +185,19 @@ class AutoScaling:
             )
         if not 0.2 < self.target < 1:
             raise ConfigError(f"auto scaling target must be in (0.2, 1), got {self.target!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class BulkAdmission:
+    """What `PartitionModel.admit_bulk` admitted of a second's demand, and what limited it."""
+
+    admitted: tuple[float, ...]
+    """Units admitted per partition."""
+    partition_limited: bool
+    """Some partition's ceiling refused part of its demand."""
+    throttle: Throttle | None
+    """The throttle the service reports for the refused part (None: all admitted): a
+    partition's key range, or else the keyspace's capacity, quota or maximum."""
 
 
 class _Scaler:
@@ -513,10 +527,10 @@ class PartitionModel:
         requests: Sequence[float],
         *,
         sampler: Callable[[int, int], list[int]] | None = None,
-    ) -> list[float]:
+    ) -> BulkAdmission:
         """Admit a second's demand at once: ``units[p]`` asked of partition ``p`` (in the
         order of `partition_starts`) by ``requests[p]`` requests. Returns the units admitted
-        per partition.
+        per partition and what refused the rest.
 
         The same buckets as `admit`: each partition admits up to what its bucket holds, and
         when the keyspace's bucket (capacity, burst) holds less than the partitions would take,
@@ -550,6 +564,7 @@ class PartitionModel:
         room = space.tokens[k]
         share = 1.0 if total <= room else max(0.0, room) / total if total else 0.0
         admitted = []
+        by_partition = refused_any = False
         for part, asked, asking, take in zip(space.parts, units, requests, takes, strict=True):
             got = take * share
             admitted.append(got)
@@ -558,10 +573,14 @@ class PartitionModel:
             if asked - got > _TOKEN_FLOOR * max(1.0, asked):
                 refused = asking * (asked - got) / asked
                 if take < asked:
-                    part.throttled_now = True  # its own ceiling refused: heat
+                    part.throttled_now = by_partition = True  # its own ceiling refused: heat
                 part.throttled[k] += refused
                 space.throttled[k] += refused
-        return admitted
+                refused_any = True
+        limit: Limit = "KeyRangeThroughputExceeded" if by_partition else space.limit[k]
+        return BulkAdmission(
+            tuple(admitted), by_partition, space.throttle(k, limit) if refused_any else None
+        )
 
     def admit(self, charges: Sequence[Charge]) -> Throttle | None:
         """Take every charge, or none of them and say why.
