@@ -372,6 +372,27 @@ class _Keyspace:
         return cached
 
 
+def _fill_level(asked: Sequence[float], rooms: Sequence[float], shared: float) -> float:
+    """The share ``x`` of its demand each partition gets, ``min(room, x * asked)``, so that
+    together they take ``shared`` (or all they can, 1.0).
+
+    Requests arriving in random order drain the shared bucket in proportion to each
+    partition's demand until a partition meets its own ceiling: water-filling.
+    """
+    if sum(min(a, r) for a, r in zip(asked, rooms, strict=True)) <= shared:
+        return 1.0
+    # Partitions by the share at which their own room runs out, smallest first.
+    ratios = sorted((r / a, a, r) for a, r in zip(asked, rooms, strict=True) if a > 0)
+    capped = 0.0  # units of partitions already at their room
+    flowing = math.fsum(a for _, a, _ in ratios)  # demand of the partitions still filling
+    for ratio, a, r in ratios:
+        if capped + ratio * flowing >= shared:
+            break
+        capped += r
+        flowing -= a
+    return (shared - capped) / flowing if flowing > 0 else 1.0
+
+
 class PartitionModel:
     """Partitions, capacity and throttling for a set of tables, on an injectable clock.
 
@@ -555,24 +576,22 @@ class PartitionModel:
         k = _KINDS[kind]
         slot = 0 if self.additive else k
         weight = self._weight[k]
-        takes = []
-        for part, asked in zip(space.parts, units, strict=True):
+        rooms = []
+        for part in space.parts:
             self._refill(part, now)
             room = part.tokens[slot] / weight
-            takes.append(min(asked, room) if room > _TOKEN_FLOOR else 0.0)
-        total = sum(takes)
-        room = space.tokens[k]
-        share = 1.0 if total <= room else max(0.0, room) / total if total else 0.0
+            rooms.append(room if room > _TOKEN_FLOOR else 0.0)
+        level = _fill_level(units, rooms, max(0.0, space.tokens[k]))
         admitted = []
         by_partition = refused_any = False
-        for part, asked, asking, take in zip(space.parts, units, requests, takes, strict=True):
-            got = take * share
+        for part, asked, asking, room in zip(space.parts, units, requests, rooms, strict=True):
+            got = min(room, asked * level)
             admitted.append(got)
             if got:
                 self._take(space, part, k, got)
             if asked - got > _TOKEN_FLOOR * max(1.0, asked):
                 refused = asking * (asked - got) / asked
-                if take < asked:
+                if room < asked * level:
                     part.throttled_now = by_partition = True  # its own ceiling refused: heat
                 part.throttled[k] += refused
                 space.throttled[k] += refused

@@ -95,7 +95,10 @@ class KeyProfile:
 
     def sample(self, start: int, end: int, weight: float) -> list[tuple[float, int]]:
         """(mass, hash) points of the range, at most `SAMPLE` exact keys and an even spread."""
-        lo, hi = np.searchsorted(self.hashes, np.asarray([start, end], dtype=np.uint64))
+        lo = int(np.searchsorted(self.hashes, np.uint64(start)))
+        hi = len(self.hashes)
+        if end < HASH_SPACE:  # the last partition ends past the largest uint64
+            hi = int(np.searchsorted(self.hashes, np.uint64(end)))
         points: list[tuple[float, int]] = []
         if hi > lo:
             chosen = np.arange(lo, hi)
