@@ -339,6 +339,7 @@ def simulate(
                 fraction[i] = lane_fraction[number]
                 worst[i] = (lane_fraction[number], why.get((lane.table, lane.index, lane.kind), ""))
         refused = 1.0 - fraction
+        refused[refused < 1e-9] = 0.0  # float residue of shares that add up to all
         throttled = offered * refused
         for k in range(attempts - 1):
             pending[k + 1] += cohorts[k] * refused
