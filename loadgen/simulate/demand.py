@@ -16,6 +16,7 @@ the request (an entity's item, a GSI key, a transaction's actions) names the key
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -377,34 +378,45 @@ def _values(generator: ValueGenerator, fixed: bool) -> tuple[list[str], np.ndarr
     return None
 
 
+def _render_all(template: Template, names: list[str], lists: list[list[str]]) -> list[str]:
+    """Every key text of the product of ``lists``, in the order of `np.outer`'s ravel."""
+    parts = template.parts
+    if len(names) == 1 and len(parts) == 3 and not template.specs:  # the usual "USER#{user}"
+        prefix, suffix = parts[0], parts[2]
+        return [prefix + value + suffix for value in lists[0]]
+    return [
+        template.render(dict(zip(names, combo, strict=True))) for combo in itertools.product(*lists)
+    ]
+
+
 def key_profile(
     lane: Lane, generators: Mapping[str, ValueGenerator], each: str | None
 ) -> KeyProfile:
     """The lane's keys: the product of its names' values, hottest kept exactly."""
     if lane.template is None:  # a Scan reads every partition: spread
         return KeyProfile(np.zeros(0, np.uint64), np.zeros(0), lane.multiplicity, [])
-    names = list(dict.fromkeys(lane.template.names))
-    combos: list[dict[str, str]] = [{}]
+    template = lane.template
+    names = list(dict.fromkeys(template.names))
+    lists: list[list[str]] = []
     weights = np.ones(1)
     spread = 0.0
     for name in names:
         listed = _values(generators[name], name == each)
-        if listed is None:
-            spread_share = float(weights.sum())
-            combos, weights = [], np.zeros(0)
-            spread += spread_share
+        if listed is None:  # every draw new: whatever the other names, spread
+            spread += float(weights.sum())
+            lists, weights = [], np.zeros(0)
             break
         values, w, folded = listed
         # Keep the product under EXACT_KEYS: this name's coldest values fold first.
-        room = max(1, EXACT_KEYS // max(1, len(combos)))
+        room = max(1, EXACT_KEYS // max(1, len(weights)))
         if len(values) > room:
             order = np.argsort(-w, kind="stable")[:room]
             folded += float(w.sum() - w[order].sum())
             values, w = [values[i] for i in order.tolist()], w[order]
         spread += float(weights.sum()) * folded
-        combos = [{**c, name: v} for c in combos for v in values]
+        lists.append(values)
         weights = np.outer(weights, w).ravel()
-    texts = [lane.template.render(c) for c in combos] if combos else []
+    texts = _render_all(template, names, lists) if len(weights) else []
     hashes = np.fromiter((partition_hash(t) for t in texts), np.uint64, len(texts))
     order = np.argsort(hashes, kind="stable")
     scaled = weights * lane.multiplicity

@@ -521,4 +521,5 @@ def _heat_matrix(
 
 
 def _rounded(grid: np.ndarray) -> list[list[float]]:
-    return [[float(round(v, 3)) for v in row] for row in grid.tolist()]
+    rows: list[list[float]] = np.round(grid, 3).tolist()
+    return rows

@@ -147,7 +147,8 @@ def test_auto_scaling_raises_capacity_after_two_minutes_over_its_target() -> Non
     for second in range(1, 400):
         clock.now = second
         starts = model.partition_starts("t")
-        model.admit_bulk("t", None, "write", [1500.0 / len(starts)] * len(starts), [1.0] * len(starts))
+        demand = [1500.0 / len(starts)] * len(starts)
+        model.admit_bulk("t", None, "write", demand, [1.0] * len(starts))
         capacities.append(model.snapshot()[0].write_capacity)
     assert capacities[100] == 1000  # under two minutes over the target: unchanged
     raised = next(i for i, c in enumerate(capacities) if c > 1000)
