@@ -96,7 +96,7 @@ def _profile(args: argparse.Namespace) -> Profile:
             "give --rate R --duration D (e.g. --rate 20k/s --duration 1h) or --profile"
         )
     try:
-        rate = rate_per_s(args.rate if "/" in str(args.rate) else float(args.rate))
+        rate = rate_per_s(_number_or_text(args.rate))
     except ValueError as e:
         raise ConfigError(f"--rate: {e}") from None
     try:
@@ -104,6 +104,13 @@ def _profile(args: argparse.Namespace) -> Profile:
     except ValueError as e:
         raise ConfigError(f"--duration: {e}") from None
     return constant(rate, duration)
+
+
+def _number_or_text(value: str) -> float | str:
+    try:
+        return float(value)
+    except ValueError:
+        return value
 
 
 def run_simulate(args: argparse.Namespace) -> int:
