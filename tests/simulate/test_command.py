@@ -59,9 +59,7 @@ def test_the_sharded_counter_passes(tmp_path: Path) -> None:
         (["simulate", "counter", "--profile", "/nonexistent.yaml"], "/nonexistent.yaml"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(
-    tmp_path: Path, args: list[str], expected: str
-) -> None:
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
     profile = tmp_path / "bad.yaml"
     profile.write_text("- 0 -> 20k/s in 10m\n")
     done = loadgen(*[str(profile) if a == "PROFILE" else a for a in args], timeout=60)
