@@ -326,7 +326,7 @@ def simulate(
                 phi = np.where(units > 0, admitted / np.where(units > 0, units, 1.0), 1.0)
             phis[key] = phi
             if bulk.throttle is not None:
-                why[key] = _words(bulk, scope, units, key[2], model)
+                why[key] = _words(bulk, scope, units, key[2], model, offered, lane_list)
             for number, _, _ in scope.lanes:
                 shares = scope.shares[number]
                 total = shares.sum()
@@ -451,25 +451,33 @@ def _sampler(
 
 
 def _words(
-    result: BulkAdmission, scope: _Scope, units: np.ndarray, kind: str, model: PartitionModel
+    result: BulkAdmission,
+    scope: _Scope,
+    units: np.ndarray,
+    kind: str,
+    model: PartitionModel,
+    offered: np.ndarray,
+    lane_list: Sequence[tuple[int, Lane]],
 ) -> str:
     """Why a keyspace refused demand this second, in words."""
     where = scope.table if scope.index is None else f"{scope.table}/{scope.index}"
     ceiling = 3000.0 if kind == "read" else 1000.0
     if result.partition_limited:
-        hottest = max(
-            (
-                (text, weight * lane.units)
-                for _, lane, profile in scope.lanes
-                for text, weight in profile.top[:1]
-            ),
-            key=lambda item: item[1],
-            default=None,
-        )
+        keys: dict[str, float] = {}
+        for number, lane, profile in scope.lanes:
+            executions = float(offered[lane_list[number][0]])
+            for text, weight in profile.top[:3]:
+                keys[text] = keys.get(text, 0.0) + executions * weight * lane.units
+        hottest = max(keys.items(), key=lambda item: item[1], default=None)
+        if hottest is not None and hottest[1] >= ceiling:
+            return (
+                f"one key, {hottest[0]}, asks {hottest[1]:,.0f} {kind} units/s of {where}; "
+                f"its partition serves {ceiling:,.0f} and no split helps one key"
+            )
         part = int(np.argmax(units))
         return (
             f"a partition of {where} is asked {units[part]:,.0f} {kind} units/s and serves "
-            f"{ceiling:,.0f}" + (f" (hottest key {hottest[0]})" if hottest else "")
+            f"{ceiling:,.0f}: it splits for heat after minutes at its ceiling"
         )
     stats = next(s for s in model.snapshot() if s.table == scope.table and s.index == scope.index)
     capacity = stats.read_capacity if kind == "read" else stats.write_capacity
