@@ -119,8 +119,11 @@ def parse_profile(lines: Sequence[object]) -> Profile:
             factor = float(match["factor"])
             if not factor > 0:
                 raise ConfigError(f"profile line {line!r}: the factor must be more than 0")
-            at = span_s(match["at"]) if _span_ok(match["at"]) else None
-            if at is None or at < 0:
+            try:
+                at = span_s(match["at"])
+            except ValueError:
+                at = -1.0
+            if at < 0:
                 raise ConfigError(f"profile line {line!r}: 'at' must be a time like 2h or 90m")
             spikes.append((factor, round(at), _span(match["span"], line)))
         elif (match := _STEP.match(line)) is not None:
@@ -139,14 +142,6 @@ def parse_profile(lines: Sequence[object]) -> Profile:
         for second in range(at, min(len(rates), at + span)):
             rates[second] *= factor
     return Profile(tuple(rates), tuple(" ".join(str(raw).split()) for raw in lines))
-
-
-def _span_ok(text: str) -> bool:
-    try:
-        span_s(text)
-    except ValueError:
-        return False
-    return True
 
 
 def load_profile(path: str) -> Profile:
