@@ -257,10 +257,9 @@ def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
     elif op == "TransactWriteItems":
         befores = []
         for action in params["TransactItems"]:
-            ((_, body),) = action.items()
-            schema = schemas[body["TableName"]]
-            key = body.get("Key") or {a: body["Item"][a] for a in schema.key_attributes}
-            befores.append(store.find(schema.name, key))
+            ((kind, body),) = action.items()
+            # A Put writes a new item (its index entries are new); the others find theirs.
+            befores.append(None if kind == "Put" else store.find(body["TableName"], body["Key"]))
         kwargs["before"] = befores
     elif op == "TransactGetItems":
         kwargs["returned"] = [

@@ -115,3 +115,25 @@ def test_every_shipped_workload_simulates_from_its_design_file(workload: str) ->
     assert {"run", "operations", "totals", "heat", "top_keys"} <= set(results)
     assert analysis.scopes(results)
     assert results["totals"]["requests"] > 0
+
+
+def test_a_pattern_charges_what_its_requests_charge_key_by_key() -> None:
+    from loadgen.simulate.demand import pattern_demands
+
+    design = load_design(design_path("orders"), "hot-status")
+    demands = {d.id: d for d in pattern_demands(design, design.generators())}
+    lanes = {
+        (lane.index, lane.kind, lane.template.text if lane.template else None): lane
+        for lane in demands["create-order"].lanes
+    }
+    # A new order's header is written to both GSIs: STATUS#PLACED on the status index.
+    placed = lanes[("status", "write", "STATUS#PLACED")]
+    assert placed.units == 2.0  # a transaction's write of a small item
+    assert lanes[(None, "write", "USER#u{user:07d}")].multiplicity == 2  # header and profile
+    profile = demands["create-order"].profile(placed)
+    assert profile.top == [("STATUS#PLACED", 1.0)]
+    # A sharded read: every shard's key once per execution.
+    counter = load_design(design_path("counter"), "sharded")
+    read = next(d for d in pattern_demands(counter, counter.generators()) if d.id == "read")
+    assert len(read.lanes) == 10
+    assert sum(read.profile(lane).touches for lane in read.lanes) == pytest.approx(10)
