@@ -7,9 +7,11 @@ For each shipped design variant: a real-time ``loadgen run DESIGN_FILE --design 
 ``--duration`` seconds on the embedded target (the emulator and its partition model at the
 run's scale, DynamoDB Local or moto behind it), at the design's launch rates, with the SDK's
 standard retry mode; then ``loadgen simulate`` of the same design at the same rates for the same
-time, 3 attempts per request. Printed side by side: the throttled share of attempts and the
-hottest key's share of its table's (or index's) key touches, and the simulated over the real
-as a ratio. A run takes its duration plus the embedded engine's start; six runs take minutes.
+time, 3 attempts per request and one client's retry quota (the run's one client), its clock
+where the run's was and as fast (the design's ``clock_speed``). Printed side by side: the
+throttled share of attempts and the hottest key's share of its table's (or index's) key
+touches, and the simulated over the real as a ratio. A run takes its duration plus the
+embedded engine's start; six runs take minutes.
 """
 
 from __future__ import annotations
@@ -54,12 +56,14 @@ def real(workload: str, variant: str, duration: int, out: Path) -> dict[str, Any
     return dict(json.loads(out.read_text()))
 
 
-def simulated(workload: str, variant: str, duration: int) -> dict[str, Any]:
+def simulated(workload: str, variant: str, duration: int, start: float) -> dict[str, Any]:
     from loadgen.design.loader import load_design
-    from loadgen.simulate import build_results, constant, simulate
+    from loadgen.simulate import Settings, build_results, constant, simulate
 
     design = load_design(str(ROOT / "examples" / "designs" / f"{workload}.yaml"), variant)
-    result = simulate(design, constant(sum(design.rates.values()), duration))
+    # The run's clock as the real-time run has it: its hour buckets move as fast.
+    settings = Settings(clock_speed=design.spec.clock_speed, start=start)
+    result = simulate(design, constant(sum(design.rates.values()), duration), settings)
     return build_results(result)
 
 
@@ -87,7 +91,9 @@ def main() -> None:
                 print(f"{item:<24} real run failed: {e}", flush=True)
                 continue
             r_throttled, r_hot, r_key = shares(measured)
-            s_throttled, s_hot, s_key = shares(simulated(workload, variant, args.duration))
+            s_throttled, s_hot, s_key = shares(
+                simulated(workload, variant, args.duration, float(measured["heat"]["start"]))
+            )
             print(
                 f"{item:<24} {r_throttled:>14.3f} {s_throttled:>10.3f} "
                 f"{ratio(s_throttled, r_throttled):>6} {r_hot:>12.3f} {s_hot:>10.3f} "

@@ -79,6 +79,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="provisioned tables and GSIs track 70%% utilisation (up to 40,000 units/s)",
     )
+    simulate_parser.add_argument(
+        "--clients",
+        type=int,
+        default=1,
+        help="SDK clients sending the load, each with standard mode's retry quota (default 1)",
+    )
     simulate_parser.add_argument("--distribution", default="zipf:0.99", help="default skew")
     simulate_parser.add_argument("--seed", type=int, default=1)
     simulate_parser.add_argument(
@@ -125,6 +131,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         seed=args.seed,
         distribution=args.distribution,
         attempts=args.attempts,
+        clients=args.clients,
         auto_scaling=args.auto_scaling,
         warm_write_units=args.warm_writes,
         warm_read_units=args.warm_reads,

@@ -50,6 +50,13 @@ __all__ = [
 # https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
 STANDARD_ATTEMPTS = 3
 """Attempts per request in the SDKs' standard retry mode (the first and two retries)."""
+# https://github.com/boto/botocore/blob/develop/botocore/retries/quota.py and standard.py
+RETRY_QUOTA = 500.0
+"""Retry tokens one SDK client holds in standard mode."""
+RETRY_COST = 5.0
+"""Tokens a retry of a throttle takes (given back if it succeeds)."""
+NO_RETRY_INCREMENT = 1.0
+"""Tokens a request that succeeds at its first attempt gives back."""
 FAILING_SHARE = 0.01
 """A pattern fails in a minute when more than this share of its attempts is throttled."""
 HEAT_COLUMNS = 900
@@ -58,14 +65,15 @@ _RESOLUTIONS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600)
 
 
 class _VirtualClock(RunClock):
-    """The run clock of the design's time generators, at the simulated second."""
+    """The run clock of the design's time generators, at the simulated second (sped up
+    ``speed`` times, as a real-time run of a design with ``clock_speed`` runs it)."""
 
-    def __init__(self, start: float) -> None:
-        super().__init__(1.0, start)
+    def __init__(self, start: float, speed: float) -> None:
+        super().__init__(speed, start)
         self.at = start
 
     def now(self) -> float:
-        return self.at
+        return self.start + (self.at - self.start) * self.speed
 
 
 @dataclass(frozen=True)
@@ -84,12 +92,19 @@ class Settings:
     warm_write_units: float | None = None
     """Raise every on-demand table's and GSI's warm write throughput to this."""
     warm_read_units: float | None = None
+    clock_speed: float = 1.0
+    """The design's time generators run this many times faster than simulated time (1: as on
+    AWS; a design's ``clock_speed`` is for real-time runs, which cannot wait an hour)."""
+    clients: int = 1
+    """SDK clients sending the traffic: each holds a retry quota of 500 tokens."""
     split_after_s: float = 300.0
     buckets: int = 256
 
     def __post_init__(self) -> None:
         if not 1 <= self.attempts <= 20:
             raise ConfigError(f"attempts must be 1 to 20 (got {self.attempts!r})")
+        if self.clients < 1:
+            raise ConfigError(f"clients must be at least 1 (got {self.clients!r})")
 
 
 @dataclass
@@ -201,7 +216,7 @@ def simulate(
     """Run ``profile`` through ``design`` on a virtual clock (see the module docstring)."""
     settings = settings or Settings()
     wall = time.perf_counter()
-    clock = _VirtualClock(settings.start)
+    clock = _VirtualClock(settings.start, settings.clock_speed)
     generators = design.generators(
         seed=settings.seed, default_distribution=settings.distribution, clock=clock
     )
@@ -260,6 +275,7 @@ def simulate(
     top: dict[tuple[str, str | None], dict[str, tuple[float, float]]] = {}
     lane_executions = np.zeros(len(lane_list))
     pending = np.zeros((attempts + 1, n_patterns))  # attempts arriving next second, by number
+    quota = tokens = RETRY_QUOTA * settings.clients
     rates = profile.array()
     total_requests = 0.0
 
@@ -341,9 +357,22 @@ def simulate(
         refused = 1.0 - fraction
         refused[refused < 1e-9] = 0.0  # float residue of shares that add up to all
         throttled = offered * refused
-        for k in range(attempts - 1):
-            pending[k + 1] += cohorts[k] * refused
         failed = cohorts[attempts - 1] * refused
+        if attempts > 1:
+            # The retry quota: a success on the first attempt gives a token back, a retry
+            # that succeeds its 5; a retry takes 5, and none is made on an empty quota.
+            # Within a second refunds and retries interleave: the cap binds on what is left.
+            tokens += (
+                float((cohorts[0] * fraction).sum()) * NO_RETRY_INCREMENT
+                + float((cohorts[1:attempts] * fraction).sum()) * RETRY_COST
+            )
+            wanting = cohorts[: attempts - 1] * refused
+            asked = float(wanting.sum())
+            allowed = min(asked, max(0.0, tokens) / RETRY_COST)
+            kept = allowed / asked if asked else 1.0
+            tokens = min(quota, tokens - allowed * RETRY_COST)
+            pending[1:attempts] = wanting * kept
+            failed = failed + wanting.sum(axis=0) * (1.0 - kept)
         per_pattern[0, minute] += offered
         per_pattern[1, minute] += cohorts[0]
         per_pattern[2, minute] += offered - throttled
