@@ -10,8 +10,9 @@ standard retry mode; then ``loadgen simulate`` of the same design at the same ra
 time, 3 attempts per request and one client's retry quota (the run's one client), its clock
 where the run's was and as fast (the design's ``clock_speed``). Printed side by side: the
 throttled share of attempts and the hottest key's share of its table's (or index's) key
-touches, and the simulated over the real as a ratio. A run takes its duration plus the
-embedded engine's start; six runs take minutes.
+touches, the simulated over the real as a ratio, and the share of the run's offered arrivals
+it achieved (under 1.0 the machine did not keep up: fewer requests met the ceilings than were
+asked). A run takes its duration plus the embedded engine's start; six runs take minutes.
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ def shares(results: dict[str, Any]) -> tuple[float, float, str]:
     if hottest is None:
         return throttled, 0.0, "-"
     return throttled, float(hottest["share"]), f"{hottest['table']} {hottest['key']}"
+
+
+def delivered(results: dict[str, Any]) -> float:
+    """Achieved over offered arrivals of a rate run (1.0 when it kept up)."""
+    operations = (results.get("load") or {}).get("operations") or []
+    offered = sum(op["offered"] for op in operations)
+    return sum(op["achieved"] for op in operations) / offered if offered else 1.0
 
 
 def real(workload: str, variant: str, duration: int, out: Path) -> dict[str, Any]:
@@ -80,7 +88,8 @@ def main() -> None:
     args = parser.parse_args()
     print(
         f"{'design':<24} {'throttled real':>14} {'simulated':>10} {'ratio':>6} "
-        f"{'hot key real':>12} {'simulated':>10} {'ratio':>6}  hottest key (real | simulated)"
+        f"{'hot key real':>12} {'simulated':>10} {'ratio':>6} {'delivered':>9}  "
+        "hottest key (real | simulated)"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for item in args.designs.split(","):
@@ -97,7 +106,7 @@ def main() -> None:
             print(
                 f"{item:<24} {r_throttled:>14.3f} {s_throttled:>10.3f} "
                 f"{ratio(s_throttled, r_throttled):>6} {r_hot:>12.3f} {s_hot:>10.3f} "
-                f"{ratio(s_hot, r_hot):>6}  {r_key} | {s_key}",
+                f"{ratio(s_hot, r_hot):>6} {delivered(measured):>9.2f}  {r_key} | {s_key}",
                 flush=True,
             )
 
