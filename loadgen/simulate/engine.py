@@ -57,6 +57,9 @@ RETRY_COST = 5.0
 """Tokens a retry of a throttle takes (given back if it succeeds)."""
 NO_RETRY_INCREMENT = 1.0
 """Tokens a request that succeeds at its first attempt gives back."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+AUTO_SCALING_MAXIMUM = 40000.0
+"""Units/s auto scaling may reach: the default per-table quota."""
 FAILING_SHARE = 0.01
 """A pattern fails in a minute when more than this share of its attempts is throttled."""
 HEAT_COLUMNS = 900
@@ -233,8 +236,9 @@ def simulate(
                 (None, schema.read_capacity, schema.write_capacity)
             ] + [(g.name, g.read_capacity, g.write_capacity) for g in schema.global_indexes]
             for index, read, write in owners:
-                model.auto_scale(schema.name, index, "read", AutoScaling(read, max(read, 40000)))
-                model.auto_scale(schema.name, index, "write", AutoScaling(write, max(write, 40000)))
+                most = AUTO_SCALING_MAXIMUM
+                model.auto_scale(schema.name, index, "read", AutoScaling(read, max(read, most)))
+                model.auto_scale(schema.name, index, "write", AutoScaling(write, max(write, most)))
     total_rate = math.fsum(d.rate for d in demands)
     mix = np.asarray([d.rate / total_rate for d in demands])
     attempts = settings.attempts
