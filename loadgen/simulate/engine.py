@@ -2,7 +2,8 @@
 time, aggregated per partition instead of per request.
 
 Each second, each access pattern's executions (the profile's rate times its share of the
-design's mix, plus the SDK's retries of earlier throttles) are spread over its lanes' keys by
+design's mix, plus the SDK's retries of earlier throttles, as many as the standard mode's retry
+quota allows) are spread over its lanes' keys by
 their exact probabilities (`loadgen.simulate.demand`), summed per partition, and admitted in
 bulk (`PartitionModel.admit_bulk`) by the rules the emulator applies per request. A pattern
 execution is admitted in the share its most refused lane allows (a transaction, or a write and
