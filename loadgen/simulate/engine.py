@@ -364,20 +364,9 @@ def simulate(
         throttled = offered * refused
         failed = cohorts[attempts - 1] * refused
         if attempts > 1:
-            # The retry quota: a success on the first attempt gives a token back, a retry
-            # that succeeds its 5; a retry takes 5, and none is made on an empty quota.
-            # Within a second refunds and retries interleave: the cap binds on what is left.
-            tokens += (
-                float((cohorts[0] * fraction).sum()) * NO_RETRY_INCREMENT
-                + float((cohorts[1:attempts] * fraction).sum()) * RETRY_COST
-            )
-            wanting = cohorts[: attempts - 1] * refused
-            asked = float(wanting.sum())
-            allowed = min(asked, max(0.0, tokens) / RETRY_COST)
-            kept = allowed / asked if asked else 1.0
-            tokens = min(quota, tokens - allowed * RETRY_COST)
-            pending[1:attempts] = wanting * kept
-            failed = failed + wanting.sum(axis=0) * (1.0 - kept)
+            retries, gave_up, tokens = _retries(cohorts, fraction, refused, tokens, quota)
+            pending[1:attempts] = retries
+            failed = failed + gave_up
         per_pattern[0, minute] += offered
         per_pattern[1, minute] += cohorts[0]
         per_pattern[2, minute] += offered - throttled
@@ -440,6 +429,33 @@ def simulate(
     )
     result.wall_s = time.perf_counter() - wall
     return result
+
+
+def _retries(
+    cohorts: np.ndarray, fraction: np.ndarray, refused: np.ndarray, tokens: float, quota: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The retries the next second brings (by attempt number, from the second), the requests
+    that give up for want of quota, and the quota left.
+
+    ``cohorts[k]`` are this second's attempts number ``k + 1`` per pattern, of which
+    ``fraction`` was admitted and ``refused`` throttled. A success at the first attempt gives
+    a token back, a retry that succeeds its 5; a retry takes 5, and none is made on an empty
+    quota. Within a second refunds and retries interleave: the cap binds on what is left.
+    """
+    attempts = len(cohorts)
+    tokens += (
+        float((cohorts[0] * fraction).sum()) * NO_RETRY_INCREMENT
+        + float((cohorts[1:] * fraction).sum()) * RETRY_COST
+    )
+    wanting = cohorts[: attempts - 1] * refused
+    asked = float(wanting.sum())
+    allowed = min(asked, max(0.0, tokens) / RETRY_COST)
+    kept = allowed / asked if asked else 1.0
+    return (
+        wanting * kept,
+        wanting.sum(axis=0) * (1.0 - kept),
+        min(quota, tokens - allowed * RETRY_COST),
+    )
 
 
 def _per_minute(
