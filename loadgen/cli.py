@@ -123,6 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_prices_flags(run)
     _add_replay(commands)
     _add_prefill(commands)
+    _add_simulate(commands)
     return parser
 
 
@@ -145,6 +146,12 @@ def _add_prices_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prices-region", metavar="REGION", help="region of the prices (default us-east-1)"
     )
+
+
+def _add_simulate(commands: Any) -> None:
+    from loadgen.simulate.command import add_parser
+
+    add_parser(commands)
 
 
 def _add_target_flags(run: argparse.ArgumentParser) -> None:
@@ -540,6 +547,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if extra:
                 raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
             return _check(args)
+        if args.command == "simulate":
+            if extra:
+                raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
+            from loadgen.simulate.command import run_simulate
+
+            return run_simulate(args)
         if args.command == "prefill":
             from loadgen.traffic.prefill import prefill_command
 

@@ -22,9 +22,16 @@ How capacity is decided, per keyspace and per kind (read, write):
 - A charge is admitted while its buckets are not in debt, then taken whole: a bucket may go
   negative, as DynamoDB lets a large item or a settled Query overdraw and then throttles
   until the debt is repaid. This also keeps large items admissible at a small ``scale``.
-- On-demand: the keyspace's capacity is its warm throughput (12,000 read, 4,000 write units/s)
-  or twice its highest second so far, whichever is more, within the per-table quota (40,000)
-  and the optional ``OnDemandThroughput`` maximum. No burst.
+- On-demand: the keyspace's capacity is its warm throughput (12,000 read, 4,000 write units/s
+  unless the table's ``WarmThroughput`` raised it) or twice its *previous peak*, whichever is
+  more, within the per-table quota (40,000) and the optional ``OnDemandThroughput`` maximum.
+  A second's use becomes the previous peak only once it is ``growth_window_s`` (30 minutes)
+  old: traffic that more than doubles within 30 minutes throttles, and a level held for 30
+  minutes is served again at once. No burst.
+- Provisioned with auto scaling (`AutoScaling`): target tracking at 70% utilisation, out
+  after two minutes above the target, in after fifteen minutes well below it.
+- Bulk: `admit_bulk` takes a second's demand per partition at once (a simulation's
+  aggregate), by the same buckets and rules as `admit` takes one request.
 - Split for heat: a partition that used at least `HEAT_FRACTION` of its ceiling (or throttled)
   every second for ``split_after`` seconds splits at the median of the partition-key hashes it
   served meanwhile (a small seeded reservoir sample). One hot key cannot be split, and a
@@ -40,6 +47,7 @@ import math
 import random
 import time
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +58,8 @@ from loadgen.model.schema import TableSchema
 from loadgen.model.throttling import Limit, Throttle, resource_arn, throttle
 
 __all__ = [
+    "AutoScaling",
+    "BulkAdmission",
     "PartitionModel",
     "PartitionStats",
     "Throttle",
@@ -71,6 +81,15 @@ ON_DEMAND_WARM_WRITE_UNITS = 4000.0
 """Write units per second a new on-demand table or index sustains."""
 ON_DEMAND_PEAK_FACTOR = 2.0
 """On-demand capacity instantly absorbs up to this multiple of the previous peak."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TroubleshootingThrottling.html
+# ("if you exceed double your previous traffic's peak within 30 minutes, then you might
+# experience throttling"; spread growth over at least 30 minutes)
+ON_DEMAND_GROWTH_WINDOW_S = 1800.0
+"""Seconds before a second's use counts as the previous peak that on-demand doubles."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html
+# (a table switched from provisioned starts with a previous peak of half its former capacity)
+SWITCHED_PEAK_FRACTION = 0.5
+"""Share of its provisioned capacity a table switched to on-demand starts with as its peak."""
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
 ON_DEMAND_TABLE_QUOTA_UNITS = 40000.0
 """Default per-table (and per-index) on-demand quota, read and write units per second."""
@@ -137,6 +156,61 @@ class ThroughputStats:
     """The table's data size as last reported (`PartitionModel.resize`); 0 for a GSI."""
 
 
+@dataclass(frozen=True, slots=True)
+class AutoScaling:
+    """Application Auto Scaling's target tracking of a provisioned table's or index's capacity.
+
+    >>> AutoScaling(minimum=1000, maximum=40000)  # 70% target, out after 2 min, in after 15
+    AutoScaling(minimum=1000, maximum=40000, target=0.7, out_after_s=120, in_after_s=900)
+    """
+
+    # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/AutoScaling.html
+    # (target tracking; CloudWatch alarms: scale out after two consecutive minutes over the
+    # target, scale in after fifteen consecutive minutes under it less 20 points)
+    minimum: float
+    """Units per second it never goes below."""
+    maximum: float
+    """Units per second it never goes above."""
+    target: float = 0.7
+    """Consumed over provisioned that the policy keeps."""
+    out_after_s: int = 120
+    """Seconds over the target before capacity rises."""
+    in_after_s: int = 900
+    """Seconds under the target less 0.2 before capacity falls."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.minimum <= self.maximum:
+            raise ConfigError(
+                f"auto scaling needs 0 < minimum <= maximum, got {self.minimum!r}, {self.maximum!r}"
+            )
+        if not 0.2 < self.target < 1:
+            raise ConfigError(f"auto scaling target must be in (0.2, 1), got {self.target!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class BulkAdmission:
+    """What `PartitionModel.admit_bulk` admitted of a second's demand, and what limited it."""
+
+    admitted: tuple[float, ...]
+    """Units admitted per partition."""
+    partition_limited: bool
+    """Some partition's ceiling refused part of its demand."""
+    throttle: Throttle | None
+    """The throttle the service reports for the refused part (None: all admitted): a
+    partition's key range, or else the keyspace's capacity, quota or maximum."""
+
+
+class _Scaler:
+    """One keyspace-kind's auto scaling state: its policy and the seconds over or under."""
+
+    __slots__ = ("over", "policy", "under", "used")
+
+    def __init__(self, policy: AutoScaling) -> None:
+        self.policy = policy
+        self.used: deque[float] = deque(maxlen=60)  # the last minute, as CloudWatch sums it
+        self.over = self.under = 0
+
+
 class _Partition:
     __slots__ = (
         "consumed",
@@ -159,7 +233,7 @@ class _Partition:
         self.second = [0.0, 0.0]  # units used in the current second
         self.throttled_now = False  # hit its ceiling in the current second
         self.consumed = [0.0, 0.0]
-        self.throttled = [0, 0]
+        self.throttled = [0.0, 0.0]  # whole requests from `admit`, shares from `admit_bulk`
         self.hot = 0  # consecutive hot seconds
         self.sample: list[int] = []  # reservoir of partition-key hashes served while hot
         self.seen = 0
@@ -181,10 +255,15 @@ class _Keyspace:
         self.scale = model.scale
         now = math.floor(model.clock())
         self.stamp = self.current = now
-        self.peak = [0.0, 0.0]  # highest units used in one second (on-demand growth)
+        self.peak = [0.0, 0.0]  # highest second at least a growth window old (on-demand)
+        self.window = model.growth_window_s
+        self.recent: deque[tuple[int, float, float]] = deque()  # seconds not yet that old
+        self.warm: tuple[float, float] | None = None
+        self.scalers: list[_Scaler | None] = [None, None]
+        self.sampler: Callable[[int, int], list[int]] | None = None
         self.second = [0.0, 0.0]
         self.consumed = [0.0, 0.0]
-        self.throttled = [0, 0]
+        self.throttled = [0.0, 0.0]
         self.splits = 0
         self.throttles: dict[tuple[int, Limit], Throttle] = {}
         self.rate = [0.0, 0.0]
@@ -201,6 +280,14 @@ class _Keyspace:
 
     def configure(self, schema: TableSchema) -> None:
         owner = schema if self.index is None else schema.index(self.index)
+        warm = (
+            max(_WARM[_READ], owner.warm_read_units or 0.0),
+            max(_WARM[_WRITE], owner.warm_write_units or 0.0),
+        )
+        # Warm throughput only grows.
+        self.warm = (
+            warm if self.warm is None else (max(warm[0], self.warm[0]), max(warm[1], self.warm[1]))
+        )
         self.on_demand = schema.on_demand
         self.provisioned = (owner.read_capacity, owner.write_capacity)
         self.max_units = (owner.max_read_units, owner.max_write_units)
@@ -212,6 +299,10 @@ class _Keyspace:
 
     def reconfigure(self, schema: TableSchema, now: int) -> None:
         self.refill(now)
+        if schema.on_demand and not self.on_demand:
+            for kind in (_READ, _WRITE):
+                switched = SWITCHED_PEAK_FRACTION * self.provisioned[kind] * self.scale
+                self.peak[kind] = max(self.peak[kind], switched)
         self.configure(schema)
         self.throttles.clear()
         for kind in (_READ, _WRITE):
@@ -225,7 +316,8 @@ class _Keyspace:
             rate, limit = self.provisioned[kind], "ProvisionedThroughputExceeded"
         else:
             # Growing past the warm throughput or twice the peak takes partitions it lacks yet.
-            rate = max(_WARM[kind], ON_DEMAND_PEAK_FACTOR * self.peak[kind] / self.scale)
+            warm = self.warm[kind] if self.warm is not None else _WARM[kind]
+            rate = max(warm, ON_DEMAND_PEAK_FACTOR * self.peak[kind] / self.scale)
             limit = "KeyRangeThroughputExceeded"
             if rate >= ON_DEMAND_TABLE_QUOTA_UNITS:
                 rate, limit = ON_DEMAND_TABLE_QUOTA_UNITS, "AccountLimitExceeded"
@@ -280,6 +372,27 @@ class _Keyspace:
         return cached
 
 
+def _fill_level(asked: Sequence[float], rooms: Sequence[float], shared: float) -> float:
+    """The share ``x`` of its demand each partition gets, ``min(room, x * asked)``, so that
+    together they take ``shared`` (or all they can, 1.0).
+
+    Requests arriving in random order drain the shared bucket in proportion to each
+    partition's demand until a partition meets its own ceiling: water-filling.
+    """
+    if sum(min(a, r) for a, r in zip(asked, rooms, strict=True)) <= shared:
+        return 1.0
+    # Partitions by the share at which their own room runs out, smallest first.
+    ratios = sorted((r / a, a, r) for a, r in zip(asked, rooms, strict=True) if a > 0)
+    capped = 0.0  # units of partitions already at their room
+    flowing = math.fsum(a for _, a, _ in ratios)  # demand of the partitions still filling
+    for ratio, a, r in ratios:
+        if capped + ratio * flowing >= shared:
+            break
+        capped += r
+        flowing -= a
+    return (shared - capped) / flowing if flowing > 0 else 1.0
+
+
 class PartitionModel:
     """Partitions, capacity and throttling for a set of tables, on an injectable clock.
 
@@ -306,6 +419,7 @@ class PartitionModel:
         region: str = "us-east-1",
         account: str = "000000000000",
         partition_bytes: float | None = None,
+        growth_window_s: float = ON_DEMAND_GROWTH_WINDOW_S,
     ) -> None:
         if not (isinstance(scale, int | float) and math.isfinite(scale) and scale > 0):
             raise ConfigError(f"scale must be a positive number, got {scale!r}")
@@ -322,6 +436,11 @@ class PartitionModel:
         self.split_after = float(split_after)
         """Seconds of sustained heat before a partition splits (a public test saw about 8 min)."""
         self.region, self.account = region, account
+        if not (isinstance(growth_window_s, int | float) and growth_window_s >= 0):
+            raise ConfigError(f"growth window must be >= 0 seconds, got {growth_window_s!r}")
+        self.growth_window_s = float(growth_window_s)
+        """Seconds before a second's use becomes the previous peak an on-demand table doubles
+        (30 minutes; 0 lets traffic double every second)."""
         if partition_bytes is None:
             partition_bytes = PARTITION_BYTES * self.scale
         if not (math.isfinite(partition_bytes) and partition_bytes >= 1):
@@ -397,6 +516,91 @@ class PartitionModel:
                 space = _Keyspace(self, schema, gsi.name)
             self._spaces[(schema.name, gsi.name)] = space
 
+    def auto_scale(
+        self, table: str, index: str | None, kind: str, policy: AutoScaling | None
+    ) -> None:
+        """Track a provisioned table's (or GSI's) ``kind`` capacity with ``policy`` (None: stop)."""
+        space = self._spaces.get((table, index))
+        if space is None or kind not in _KINDS:
+            raise ConfigError(f"no table or index {table!r}/{index!r} ({kind!r}) in the model")
+        space.scalers[_KINDS[kind]] = None if policy is None else _Scaler(policy)
+
+    def partition_starts(self, table: str, index: str | None = None) -> list[int]:
+        """The first hash of each partition of a table or GSI, in order, as of this second.
+
+        Closes the seconds before it (splits, growth), so call it before `admit_bulk`.
+        """
+        now = math.floor(self.clock())
+        space = self._spaces.get((table, index))
+        if space is None:
+            raise ConfigError(f"no table or index {table!r}/{index!r} in the model")
+        if space.current != now:
+            self._roll(space, now)
+        space.refill(now)
+        return list(space.starts)
+
+    def admit_bulk(
+        self,
+        table: str,
+        index: str | None,
+        kind: str,
+        units: Sequence[float],
+        requests: Sequence[float],
+        *,
+        sampler: Callable[[int, int], list[int]] | None = None,
+    ) -> BulkAdmission:
+        """Admit a second's demand at once: ``units[p]`` asked of partition ``p`` (in the
+        order of `partition_starts`) by ``requests[p]`` requests. Returns the units admitted
+        per partition and what refused the rest.
+
+        The same buckets as `admit`: each partition admits up to what its bucket holds, and
+        when the keyspace's bucket (capacity, burst) holds less than the partitions would take,
+        they share it in proportion. Throttled requests are the refused share of each
+        partition's requests. For requests of one unit each on whole-unit buckets, the
+        admitted units equal `admit` called once per request. ``sampler(start, end)`` gives
+        key hashes of a hash range, weighted as the demand, where a hot partition splits.
+        """
+        now = math.floor(self.clock())
+        space = self._spaces.get((table, index))
+        if space is None or kind not in _KINDS:
+            raise ConfigError(f"no table or index {table!r}/{index!r} ({kind!r}) in the model")
+        if len(units) != len(space.parts) or len(requests) != len(space.parts):
+            raise ConfigError(
+                f"{len(units)} demands for {len(space.parts)} partitions of {table!r}/{index!r}"
+            )
+        if space.current != now:
+            self._roll(space, now)
+        space.refill(now)
+        if sampler is not None:
+            space.sampler = sampler
+        k = _KINDS[kind]
+        slot = 0 if self.additive else k
+        weight = self._weight[k]
+        rooms = []
+        for part in space.parts:
+            self._refill(part, now)
+            room = part.tokens[slot] / weight
+            rooms.append(room if room > _TOKEN_FLOOR else 0.0)
+        level = _fill_level(units, rooms, max(0.0, space.tokens[k]))
+        admitted = []
+        by_partition = refused_any = False
+        for part, asked, asking, room in zip(space.parts, units, requests, rooms, strict=True):
+            got = min(room, asked * level)
+            admitted.append(got)
+            if got:
+                self._take(space, part, k, got)
+            if asked - got > _TOKEN_FLOOR * max(1.0, asked):
+                refused = asking * (asked - got) / asked
+                if room < asked * level:
+                    part.throttled_now = by_partition = True  # its own ceiling refused: heat
+                part.throttled[k] += refused
+                space.throttled[k] += refused
+                refused_any = True
+        limit: Limit = "KeyRangeThroughputExceeded" if by_partition else space.limit[k]
+        return BulkAdmission(
+            tuple(admitted), by_partition, space.throttle(k, limit) if refused_any else None
+        )
+
     def admit(self, charges: Sequence[Charge]) -> Throttle | None:
         """Take every charge, or none of them and say why.
 
@@ -456,8 +660,8 @@ class PartitionModel:
                     end=p.end,
                     consumed_read_units=p.consumed[_READ],
                     consumed_write_units=p.consumed[_WRITE],
-                    throttled_reads=p.throttled[_READ],
-                    throttled_writes=p.throttled[_WRITE],
+                    throttled_reads=round(p.throttled[_READ]),
+                    throttled_writes=round(p.throttled[_WRITE]),
                     hot_seconds=p.hot,
                 )
                 for p in space.parts
@@ -473,8 +677,8 @@ class PartitionModel:
                     burst_write_units=burst[_WRITE],
                     consumed_read_units=space.consumed[_READ],
                     consumed_write_units=space.consumed[_WRITE],
-                    throttled_reads=space.throttled[_READ],
-                    throttled_writes=space.throttled[_WRITE],
+                    throttled_reads=round(space.throttled[_READ]),
+                    throttled_writes=round(space.throttled[_WRITE]),
                     splits=space.splits,
                     partitions=parts,
                     size_bytes=space.size_bytes if index is None else 0.0,
@@ -527,8 +731,9 @@ class PartitionModel:
         return space.throttle(kind, limit)
 
     def _roll(self, space: _Keyspace, second: int) -> None:
-        """Close the keyspace's current second: heat, splits and on-demand growth."""
+        """Close the keyspace's current second: heat, splits, on-demand growth, auto scaling."""
         consecutive = second - space.current == 1
+        closed = space.current
         space.current = second
         hot_parts = []
         for part in space.parts:
@@ -544,11 +749,68 @@ class PartitionModel:
         for part in hot_parts:
             self._split_for_heat(space, part)
         if space.on_demand:
+            self._grow_on_demand(space, closed, second)
+        elif space.scalers[0] is not None or space.scalers[1] is not None:
+            self._auto_scale(space, second - closed)
+        space.second[0] = space.second[1] = 0.0
+
+    def _grow_on_demand(self, space: _Keyspace, closed: int, now: int) -> None:
+        # A second's use becomes the previous peak once it is a growth window old; the
+        # seconds between hold at most a window of entries.
+        recent = space.recent
+        if space.second[0] or space.second[1]:
+            recent.append((closed, space.second[0], space.second[1]))
+        changed = False
+        while recent and recent[0][0] <= now - space.window:
+            _, read, write = recent.popleft()
+            if read > space.peak[_READ] or write > space.peak[_WRITE]:
+                space.peak[_READ] = max(space.peak[_READ], read)
+                space.peak[_WRITE] = max(space.peak[_WRITE], write)
+                changed = True
+        if changed:
             for kind in (_READ, _WRITE):
-                space.peak[kind] = max(space.peak[kind], space.second[kind])
                 space.set_rate(kind)
             space.grow()
-        space.second[0] = space.second[1] = 0.0
+
+    def _auto_scale(self, space: _Keyspace, elapsed: int) -> None:
+        """Target tracking: a minute's average use over the target for ``out_after_s`` raises
+        the capacity to that use over the target; under it less 0.2 for ``in_after_s`` lowers
+        it. Seconds without traffic count as idle ones."""
+        for kind in (_READ, _WRITE):
+            scaler = space.scalers[kind]
+            if scaler is None:
+                continue
+            policy = scaler.policy
+            scaler.used.append(space.second[kind])
+            for _ in range(min(elapsed, 61) - 1):
+                scaler.used.append(0.0)
+            provisioned = space.provisioned[kind] * self.scale
+            use = sum(scaler.used) / (len(scaler.used) * provisioned)
+            if use > policy.target:
+                scaler.over, scaler.under = scaler.over + elapsed, 0
+            elif use < policy.target - 0.2:
+                scaler.over, scaler.under = 0, scaler.under + elapsed
+            else:
+                scaler.over = scaler.under = 0
+            wanted = None
+            if scaler.over >= policy.out_after_s or scaler.under >= policy.in_after_s:
+                wanted = use * space.provisioned[kind] / policy.target
+            if wanted is not None:
+                wanted = min(policy.maximum, max(policy.minimum, wanted))
+                scaler.over = scaler.under = 0
+                if wanted != space.provisioned[kind]:
+                    pair = list(space.provisioned)
+                    pair[kind] = wanted
+                    space.provisioned = (pair[0], pair[1])
+                    old = space.rate[kind]
+                    space.set_rate(kind)
+                    # The extra capacity is there from this second; a lowered one keeps no
+                    # more banked than its new burst allows.
+                    space.tokens[kind] = min(
+                        space.tokens[kind] + max(0.0, space.rate[kind] - old),
+                        space.rate[kind] * space.bank_seconds,
+                    )
+                    space.grow()
 
     def _hot(self, used: list[float]) -> bool:
         read, write = used[0] / self._full[0], used[1] / self._full[1]
@@ -556,7 +818,10 @@ class PartitionModel:
 
     def _split_for_heat(self, space: _Keyspace, part: _Partition) -> None:
         """Split at the median key hash seen; a single hot key cannot be split."""
-        hashes = sorted(part.sample)
+        sample = part.sample
+        if not sample and space.sampler is not None:
+            sample = space.sampler(part.start, part.end)  # bulk demand: the caller's keys
+        hashes = sorted(sample)
         part.hot, part.seen = 0, 0
         part.sample.clear()
         # Boundaries between distinct hashes; the one nearest the middle balances the halves.

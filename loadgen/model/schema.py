@@ -47,6 +47,9 @@ class IndexSchema:
     max_read_units: float | None = None
     """``OnDemandThroughput.MaxReadRequestUnits``; None when uncapped."""
     max_write_units: float | None = None
+    warm_read_units: float | None = None
+    """``WarmThroughput.ReadUnitsPerSecond``: what it serves at once; None for AWS's default."""
+    warm_write_units: float | None = None
 
     @property
     def key_attributes(self) -> tuple[str, ...]:
@@ -82,6 +85,10 @@ class TableSchema:
     max_read_units: float | None = None
     """``OnDemandThroughput.MaxReadRequestUnits``; None when uncapped."""
     max_write_units: float | None = None
+    warm_read_units: float | None = None
+    """``WarmThroughput.ReadUnitsPerSecond``: what the table serves at once, raised ahead of a
+    launch; None for AWS's default (12,000 read and 4,000 write units/s). It only grows."""
+    warm_write_units: float | None = None
     global_indexes: tuple[IndexSchema, ...] = ()
     local_indexes: tuple[IndexSchema, ...] = ()
 
@@ -144,6 +151,8 @@ class TableSchema:
         if "OnDemandThroughput" in request:
             max_read, max_write = _on_demand(request["OnDemandThroughput"])
             changes.update(max_read_units=max_read, max_write_units=max_write)
+        if "WarmThroughput" in request:
+            changes.update(_warmer(self, request["WarmThroughput"]))
         indexes = {index.name: index for index in self.global_indexes}
         if mode == "PAY_PER_REQUEST":
             indexes = {
@@ -167,6 +176,8 @@ class TableSchema:
                 if "OnDemandThroughput" in body:
                     max_read, max_write = _on_demand(body["OnDemandThroughput"])
                     index = replace(index, max_read_units=max_read, max_write_units=max_write)
+                if "WarmThroughput" in body:
+                    index = replace(index, **_warmer(index, body["WarmThroughput"]))
                 indexes[index.name] = index
         types = dict(self.attribute_types)
         types.update(_attribute_types(request.get("AttributeDefinitions") or ()))
@@ -185,6 +196,7 @@ class TableSchema:
         partition_key, sort_key = _key_schema(body.get("KeySchema"), name)
         read, write = _throughput(body.get("ProvisionedThroughput"))
         max_read, max_write = _on_demand(body.get("OnDemandThroughput"))
+        warm_read, warm_write = _warm(body.get("WarmThroughput"))
         if mode == "PAY_PER_REQUEST":
             read = write = 0.0
         return cls(
@@ -197,6 +209,8 @@ class TableSchema:
             write_capacity=write,
             max_read_units=max_read,
             max_write_units=max_write,
+            warm_read_units=warm_read,
+            warm_write_units=warm_write,
             global_indexes=tuple(
                 _index(gsi, local=False, on_demand=mode == "PAY_PER_REQUEST")
                 for gsi in body.get("GlobalSecondaryIndexes") or ()
@@ -239,6 +253,30 @@ def _on_demand(throughput: Mapping[str, Any] | None) -> tuple[float | None, floa
     return _cap(throughput.get("MaxReadRequestUnits")), _cap(throughput.get("MaxWriteRequestUnits"))
 
 
+def _warm(throughput: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
+    # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html
+    throughput = throughput or {}
+    read, write = throughput.get("ReadUnitsPerSecond"), throughput.get("WriteUnitsPerSecond")
+    for value in (read, write):
+        if value is not None and not float(value) > 0:
+            raise ConfigError(f"WarmThroughput units must be positive, got {value!r}")
+    return (
+        None if read is None else float(read),
+        None if write is None else float(write),
+    )
+
+
+def _warmer(owner: TableSchema | IndexSchema, throughput: Mapping[str, Any]) -> dict[str, Any]:
+    """Warm throughput after an update: it only grows (a lower figure leaves it as it was)."""
+    read, write = _warm(throughput)
+    changes: dict[str, Any] = {}
+    for field_name, value in (("warm_read_units", read), ("warm_write_units", write)):
+        current = getattr(owner, field_name)
+        if value is not None and (current is None or value > current):
+            changes[field_name] = value
+    return changes
+
+
 def _cap(value: Any) -> float | None:
     return None if value is None or float(value) < 0 else float(value)
 
@@ -256,6 +294,7 @@ def _index(body: Mapping[str, Any], *, local: bool, on_demand: bool = False) -> 
         (0.0, 0.0) if local or on_demand else _throughput(body.get("ProvisionedThroughput"))
     )
     max_read, max_write = _on_demand(body.get("OnDemandThroughput"))
+    warm_read, warm_write = _warm(body.get("WarmThroughput"))
     return IndexSchema(
         name=name,
         partition_key=partition_key,
@@ -267,4 +306,6 @@ def _index(body: Mapping[str, Any], *, local: bool, on_demand: bool = False) -> 
         write_capacity=write,
         max_read_units=max_read,
         max_write_units=max_write,
+        warm_read_units=warm_read,
+        warm_write_units=warm_write,
     )

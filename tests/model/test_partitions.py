@@ -234,10 +234,13 @@ def spread_writes(total: int, units: float = 1.0) -> list[list[Charge]]:
 
 
 def test_on_demand_starts_warm_and_absorbs_twice_its_previous_peak() -> None:
-    model, clock = model_with(schema(), scale=0.01)  # warm 40 write units/s at this scale
-    admitted = run(model, clock, 4, lambda s: spread_writes(60))
-    assert admitted == [40, 60, 60, 60]  # peak 40 lets 80 through from the next second
-    assert run(model, clock, 1, lambda s: spread_writes(150)) == [120]  # 2 x 60
+    # warm 40 write units/s at this scale; a second's use is the previous peak 10 s later
+    model, clock = model_with(schema(), scale=0.01, growth_window_s=10)
+    admitted = run(model, clock, 14, lambda s: spread_writes(60))
+    assert admitted == [40] * 10 + [60] * 4  # second 0's 40 is 10 s old: 80 from then on
+    assert run(model, clock, 1, lambda s: spread_writes(150)) == [80]  # 2 x 40: 60 is recent
+    run(model, clock, 10, lambda s: spread_writes(60))
+    assert run(model, clock, 1, lambda s: spread_writes(170)) == [160]  # 2 x that 80, held 10 s
     throttle = model.admit(write("k0"))
     assert throttle is not None
     assert throttle.reason == "TableWriteKeyRangeThroughputExceeded"
@@ -246,7 +249,8 @@ def test_on_demand_starts_warm_and_absorbs_twice_its_previous_peak() -> None:
 
 
 def test_on_demand_growth_stops_at_the_table_quota() -> None:
-    model, clock = model_with(schema(), scale=0.001)  # quota 40 units/s
+    # quota 40 units/s; a window of 0 lets the peak double every second
+    model, clock = model_with(schema(), scale=0.001, growth_window_s=0)
     admitted = run(model, clock, 8, lambda s: spread_writes(100))
     assert admitted[-1] == 40
     throttle = model.admit(write("k0"))

@@ -1,0 +1,115 @@
+"""How far a simulation is from a real-time run: throttled share and hottest-key share.
+
+    .venv/bin/python benchmarks/bench_simulate_agreement.py [--duration 60] \
+        [--designs counter:single,...]
+
+For each shipped design variant: a real-time ``loadgen run DESIGN_FILE --design V`` of
+``--duration`` seconds on the embedded target (the emulator and its partition model at the
+run's scale, DynamoDB Local or moto behind it), at the design's launch rates, with the SDK's
+standard retry mode; then ``loadgen simulate`` of the same design at the same rates for the same
+time, 3 attempts per request and one client's retry quota (the run's one client), its clock
+where the run's was and as fast (the design's ``clock_speed``). Printed side by side: the
+throttled share of attempts and the hottest key's share of its table's (or index's) key
+touches, the simulated over the real as a ratio, and the share of the run's offered arrivals
+it achieved (under 1.0 the machine did not keep up: fewer requests met the ceilings than were
+asked). A run takes its duration plus the embedded engine's start; six runs take minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DESIGNS = (
+    "counter:single",
+    "counter:sharded",
+    "sensor:by-time",
+    "sensor:per-sensor",
+    "orders:hot-status",
+    "orders:sharded-status",
+)
+
+
+def shares(results: dict[str, Any]) -> tuple[float, float, str]:
+    totals = results["totals"]
+    throttled = totals["throttled_attempts"] / totals["attempts"] if totals["attempts"] else 0.0
+    hottest = max(results["hot_keys"], key=lambda row: row["share"], default=None)
+    if hottest is None:
+        return throttled, 0.0, "-"
+    return throttled, float(hottest["share"]), f"{hottest['table']} {hottest['key']}"
+
+
+def delivered(results: dict[str, Any]) -> float:
+    """Achieved over offered arrivals of a rate run (1.0 when it kept up)."""
+    operations = (results.get("load") or {}).get("operations") or []
+    offered = sum(op["offered"] for op in operations)
+    return sum(op["achieved"] for op in operations) / offered if offered else 1.0
+
+
+def real(workload: str, variant: str, duration: int, out: Path) -> dict[str, Any]:
+    subprocess.run(
+        [sys.executable, "-m", "loadgen", "run", f"examples/designs/{workload}.yaml",
+         "--design", variant, "--duration", f"{duration}s", "--retry-mode", "standard",
+         "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=duration + 600,
+    )  # fmt: skip
+    return dict(json.loads(out.read_text()))
+
+
+def simulated(workload: str, variant: str, duration: int, start: float) -> dict[str, Any]:
+    from loadgen.design.loader import load_design
+    from loadgen.simulate import Settings, build_results, constant, simulate
+
+    design = load_design(str(ROOT / "examples" / "designs" / f"{workload}.yaml"), variant)
+    # The run's clock as the real-time run has it: its hour buckets move as fast.
+    settings = Settings(clock_speed=design.spec.clock_speed, start=start)
+    result = simulate(design, constant(sum(design.rates.values()), duration), settings)
+    return build_results(result)
+
+
+def ratio(simulated_value: float, real_value: float) -> str:
+    if real_value == 0:
+        return "-" if simulated_value == 0 else "inf"
+    return f"{simulated_value / real_value:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=60)
+    parser.add_argument("--designs", default=",".join(DESIGNS))
+    args = parser.parse_args()
+    print(
+        f"{'design':<24} {'throttled real':>14} {'simulated':>10} {'ratio':>6} "
+        f"{'hot key real':>12} {'simulated':>10} {'ratio':>6} {'delivered':>9}  "
+        "hottest key (real | simulated)"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for item in args.designs.split(","):
+            workload, variant = item.split(":")
+            try:
+                measured = real(workload, variant, args.duration, Path(tmp) / f"{item}.json")
+            except (OSError, ValueError) as e:
+                print(f"{item:<24} real run failed: {e}", flush=True)
+                continue
+            r_throttled, r_hot, r_key = shares(measured)
+            s_throttled, s_hot, s_key = shares(
+                simulated(workload, variant, args.duration, float(measured["heat"]["start"]))
+            )
+            print(
+                f"{item:<24} {r_throttled:>14.3f} {s_throttled:>10.3f} "
+                f"{ratio(s_throttled, r_throttled):>6} {r_hot:>12.3f} {s_hot:>10.3f} "
+                f"{ratio(s_hot, r_hot):>6} {delivered(measured):>9.2f}  {r_key} | {s_key}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

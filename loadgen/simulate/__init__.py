@@ -1,0 +1,32 @@
+"""Launch day in seconds: hours of a traffic profile through the partition model, at AWS scale.
+
+    design = load_design("examples/designs/counter.yaml", "single")
+    result = simulate(design, parse_profile(["0 -> 20k/s over 5m", "hold 30m"]))
+    print("\\n".join(timeline_lines(result)))
+    write_results(build_results(result), "simulated.json")   # loadgen report / gate read it
+
+Owns: launch traffic over time (`profile`), what each access pattern asks of each table and
+index key by key (`demand`), the virtual-clock loop that admits a second's demand per
+partition in bulk (`engine`), the timeline, first failures and results file (`output`) and the
+``loadgen simulate`` command (`command`). Imports `loadgen.model`, `loadgen.design`,
+`loadgen.errors` and the results writer of `loadgen.heat.results`; never Locust, the client,
+the emulator or the workload: no request is sent.
+"""
+
+from __future__ import annotations
+
+from loadgen.simulate.engine import Settings, SimulationResult, simulate
+from loadgen.simulate.output import build_results, timeline_lines
+from loadgen.simulate.profile import Profile, constant, load_profile, parse_profile
+
+__all__ = [
+    "Profile",
+    "Settings",
+    "SimulationResult",
+    "build_results",
+    "constant",
+    "load_profile",
+    "parse_profile",
+    "simulate",
+    "timeline_lines",
+]

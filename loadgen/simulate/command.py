@@ -1,0 +1,144 @@
+"""``loadgen simulate WORKLOAD|DESIGN_FILE``: the command's arguments and what it runs.
+
+A shipped workload's name reads its design file, ``examples/designs/<name>.yaml``: the
+workloads' designs are the variants of those files, so a simulation and a run share one
+description of a workload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from loadgen.design.loader import is_design_file, load_design
+from loadgen.design.values import rate_per_s, span_s
+from loadgen.errors import ConfigError
+from loadgen.heat.results import write_results
+from loadgen.simulate.engine import Settings, simulate
+from loadgen.simulate.output import build_results, timeline_lines
+from loadgen.simulate.profile import Profile, constant, load_profile
+
+__all__ = ["add_parser", "design_path", "run_simulate"]
+
+SHIPPED = ("counter", "sensor", "orders")
+"""Workloads whose design files ship in ``examples/designs``."""
+_EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "designs"
+
+
+def design_path(workload: str) -> str:
+    """The design file a workload name or a path stands for."""
+    if is_design_file(workload):
+        return workload
+    if workload in SHIPPED:
+        for base in (Path("examples/designs"), _EXAMPLES):
+            candidate = base / f"{workload}.yaml"
+            if candidate.is_file():
+                return str(candidate)
+        raise ConfigError(f"design file of workload {workload!r} not found under examples/designs")
+    raise ConfigError(
+        f"unknown workload {workload!r} (expected one of {', '.join(SHIPPED)} or a design file "
+        ".yaml, .yml or .json)"
+    )
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``simulate`` subcommand's arguments."""
+    simulate_parser = commands.add_parser(
+        "simulate",
+        help="hours of launch traffic through the partition model on a virtual clock, in seconds",
+        description="Put a workload's or design file's access patterns, at AWS's own figures "
+        "(scale 1), through the partition model on a virtual clock: no server, no requests. "
+        "Prints a per-minute timeline per table, index and pattern and the first minute each "
+        "pattern fails and why; --out writes a results file for loadgen report and gate.",
+    )
+    simulate_parser.add_argument("workload", help=f"{', '.join(SHIPPED)} or a design file")
+    simulate_parser.add_argument("--design", help="one variant of the file (default: the first)")
+    simulate_parser.add_argument(
+        "--rate", help="executions per second over every pattern, split by the design's mix"
+    )
+    simulate_parser.add_argument("--duration", help="with --rate: how long, e.g. 1h, 30m")
+    simulate_parser.add_argument(
+        "--profile", help="YAML list of steps, ramps, holds, spikes (e.g. '0 -> 20k/s over 10m')"
+    )
+    simulate_parser.add_argument("--out", help="write the results file (loadgen report, gate)")
+    simulate_parser.add_argument(
+        "--attempts",
+        type=int,
+        default=3,
+        help="attempts per request: the SDK's standard mode makes 3 (1: no retries)",
+    )
+    simulate_parser.add_argument(
+        "--warm-writes", type=float, help="raise on-demand warm throughput to these write units/s"
+    )
+    simulate_parser.add_argument(
+        "--warm-reads", type=float, help="raise on-demand warm throughput to these read units/s"
+    )
+    simulate_parser.add_argument(
+        "--auto-scaling",
+        action="store_true",
+        help="provisioned tables and GSIs track 70%% utilisation (up to 40,000 units/s)",
+    )
+    simulate_parser.add_argument(
+        "--clients",
+        type=int,
+        default=1,
+        help="SDK clients sending the load, each with standard mode's retry quota (default 1)",
+    )
+    simulate_parser.add_argument("--distribution", default="zipf:0.99", help="default skew")
+    simulate_parser.add_argument("--seed", type=int, default=1)
+    simulate_parser.add_argument(
+        "--every", default="1m", help="print every Nth minute of the timeline (default 1m)"
+    )
+
+
+def _profile(args: argparse.Namespace) -> Profile:
+    if args.profile is not None:
+        if args.rate is not None or args.duration is not None:
+            raise ConfigError("give --profile, or --rate and --duration, not both")
+        return load_profile(args.profile)
+    if args.rate is None or args.duration is None:
+        raise ConfigError(
+            "give --rate R --duration D (e.g. --rate 20k/s --duration 1h) or --profile"
+        )
+    try:
+        rate = rate_per_s(_number_or_text(args.rate))
+    except ValueError as e:
+        raise ConfigError(f"--rate: {e}") from None
+    try:
+        duration = span_s(args.duration)
+    except ValueError as e:
+        raise ConfigError(f"--duration: {e}") from None
+    return constant(rate, duration)
+
+
+def _number_or_text(value: str) -> float | str:
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    """Run ``loadgen simulate``; 0 when no pattern fails, 1 when one does."""
+    design = load_design(design_path(args.workload), args.design)
+    profile = _profile(args)
+    try:
+        every = max(1, round(span_s(args.every) / 60))
+    except ValueError as e:
+        raise ConfigError(f"--every: {e}") from None
+    settings = Settings(
+        seed=args.seed,
+        distribution=args.distribution,
+        attempts=args.attempts,
+        clients=args.clients,
+        auto_scaling=args.auto_scaling,
+        warm_write_units=args.warm_writes,
+        warm_read_units=args.warm_reads,
+    )
+    result = simulate(design, profile, settings)
+    print("\n".join(timeline_lines(result, every)), flush=True)
+    if args.out:
+        write_results(build_results(result), args.out)
+        print(f"\nResults written to {args.out}", file=sys.stderr)
+    return 1 if result.first_failures() else 0

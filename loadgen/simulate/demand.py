@@ -1,0 +1,424 @@
+"""What one execution of an access pattern asks of each table and index, key by key.
+
+A design's pattern compiles to requests (`loadgen.design.patterns`); their charges come from
+the same capacity rules the emulator applies (`loadgen.model.capacity.cost_of`). A *lane* is
+one table or index, one kind (read, write) and one partition-key template of those charges,
+with the units a touch costs and a `KeyProfile`: the key hashes it lands on and how many
+touches each takes per execution, from the generators' exact probabilities
+(`ValueGenerator.probability`). Keys are listed exactly up to `EXACT_KEYS`; past that the
+coldest values are folded into a share spread evenly over the hash space, as many cold keys
+hash. Keys drawn new at each execution (ids, sequences, ISO times) are spread the same way.
+
+To learn a charge's key template, the pattern is rendered once with numbered markers for
+every generator's value and the markers are read back from the charged keys: whatever builds
+the request (an entity's item, a GSI key, a transaction's actions) names the key.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from loadgen.design.generators import (
+    Choice,
+    Draws,
+    KeySpace,
+    Shard,
+    TimeValue,
+    ValueGenerator,
+    enumerate_values,
+)
+from loadgen.design.loader import Design
+from loadgen.design.patterns import typed_value
+from loadgen.design.templates import RequestTemplate, Template
+from loadgen.model.capacity import Charge, cost_of
+from loadgen.model.hashing import HASH_SPACE, partition_hash
+
+__all__ = ["EXACT_KEYS", "KeyProfile", "Lane", "PatternDemand", "pattern_demands"]
+
+EXACT_KEYS = 1 << 20
+"""Key values a lane lists one by one; colder ones are folded into an even spread."""
+PROBES = 16
+"""Executions rendered with real draws to average a touch's units (item sizes vary)."""
+SAMPLE = 32
+"""Key hashes a hot partition is given to choose where it splits (as the model samples)."""
+_MARK = 7_391_000_000  # numbered markers: digits survive every format spec ({n:07d})
+_MARKED = re.compile(r"7391(\d{6})")
+
+
+class _Marker(ValueGenerator):
+    def __init__(self, number: int) -> None:
+        self.text = str(_MARK + number)
+
+    def draw(self) -> str:
+        return self.text
+
+
+@dataclass
+class KeyProfile:
+    """Touches per execution at each key hash, plus a share spread evenly over the space."""
+
+    hashes: np.ndarray
+    """Sorted 64-bit key hashes (uint64)."""
+    weights: np.ndarray
+    """Touches per execution at each hash."""
+    spread: float
+    """Touches per execution spread evenly over the hash space (new or folded keys)."""
+    top: list[tuple[str, float]]
+    """The hottest keys, by touches per execution, hottest first."""
+    cumulative: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.cumulative = np.concatenate(([0.0], np.cumsum(self.weights)))
+
+    @property
+    def touches(self) -> float:
+        return float(self.cumulative[-1]) + self.spread
+
+    def shares(self, starts: Sequence[int]) -> np.ndarray:
+        """Touches per execution on each range ``[starts[i], starts[i+1])`` (the last to the
+        end of the space)."""
+        bounds = np.asarray(starts, dtype=np.uint64)
+        at = np.searchsorted(self.hashes, bounds, side="left")
+        ends = np.append(at[1:], len(self.hashes))
+        exact = self.cumulative[ends] - self.cumulative[at]
+        if self.spread:
+            edges = [*starts, HASH_SPACE]
+            widths = np.diff(np.asarray(edges, dtype=np.float64)) / float(HASH_SPACE)
+            exact = exact + self.spread * widths
+        return np.asarray(exact, dtype=np.float64)
+
+    def sample(self, start: int, end: int, weight: float) -> list[tuple[float, int]]:
+        """(mass, hash) points of the range, at most `SAMPLE` exact keys and an even spread."""
+        lo = int(np.searchsorted(self.hashes, np.uint64(start)))
+        hi = len(self.hashes)
+        if end < HASH_SPACE:  # the last partition ends past the largest uint64
+            hi = int(np.searchsorted(self.hashes, np.uint64(end)))
+        points: list[tuple[float, int]] = []
+        if hi > lo:
+            chosen = np.arange(lo, hi)
+            if hi - lo > SAMPLE:
+                chosen = lo + np.argsort(self.weights[lo:hi])[-SAMPLE:]
+            points += [
+                (float(self.weights[i]) * weight, int(self.hashes[i])) for i in chosen.tolist()
+            ]
+        if self.spread:
+            mass = self.spread * (end - start) / HASH_SPACE * weight / 8
+            points += [(mass, start + (end - start) * (2 * i + 1) // 16) for i in range(8)]
+        return points
+
+
+@dataclass
+class Lane:
+    """One table or index, kind and key template of a pattern's charges."""
+
+    table: str
+    index: str | None
+    kind: str
+    units: float
+    """Units one touch costs (mean over probe executions)."""
+    template: Template | None
+    """The partition key's template; None for a Scan (every partition)."""
+    specs: dict[str, str]
+    multiplicity: float = 1.0
+    """Touches per execution of this template (a batch of N drawn keys: N)."""
+
+    @property
+    def scope(self) -> tuple[str, str | None]:
+        return (self.table, self.index)
+
+
+@dataclass
+class PatternDemand:
+    """A pattern's lanes, its requests per execution and how to list each lane's keys."""
+
+    id: str
+    operation: str
+    table: str
+    index: str | None
+    rate: float
+    """Executions per second at launch (the design's mix)."""
+    calls: int
+    """Requests per execution (``each: shard`` Query: one per shard)."""
+    lanes: list[Lane]
+    generators: Mapping[str, ValueGenerator]
+    each: str | None
+    time_names: tuple[str, ...]
+    """Generators of the run's clock in its keys: their keys move with simulated time."""
+
+    def profile(self, lane: Lane) -> KeyProfile:
+        """The lane's key profile at the generators' current clock."""
+        return key_profile(lane, self.generators, self.each)
+
+
+def _names_specs(value: Any, specs: dict[str, str]) -> None:
+    if isinstance(value, str):
+        template = Template.parse(value)
+        for i, name in enumerate(template.names):
+            if template.specs and template.specs[i]:
+                specs.setdefault(name, template.specs[i])
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _names_specs(item, specs)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _names_specs(item, specs)
+
+
+def _template_of(key: object, names: Sequence[str], specs: Mapping[str, str]) -> Template:
+    """The key template a marker-rendered key stands for."""
+    text = key if isinstance(key, str) else str(key)
+
+    def back(match: re.Match[str]) -> str:
+        name = names[int(match.group(1))]
+        spec = specs.get(name)
+        return "{" + name + (f":{spec}" if spec else "") + "}"
+
+    return Template.parse(_MARKED.sub(back, text.replace("{", "").replace("}", "")))
+
+
+def _stored_items(design: Design) -> dict[str, tuple[str, RequestTemplate]]:
+    """Each entity's table and item template, typed as the table types its keys."""
+    first = next(iter(design.schemas))
+    items = {}
+    for name, entity in design.spec.entities.items():
+        table = entity.table or first
+        types = dict(design.schemas[table].attribute_types)
+        typed = {a: typed_value(v, a, types.get(a)) for a, v in entity.item.items()}
+        items[name] = (table, RequestTemplate(typed))
+    return items
+
+
+def _per_key_items(design: Design, generators: Mapping[str, ValueGenerator]) -> int:
+    """Items under one partition-key value in the starting data (what a Query reads)."""
+    most = 1
+    for entity in design.spec.entities.values():
+        inner = 1
+        for name, count in list((entity.populate or {}).items())[1:]:
+            cardinality = generators[name].cardinality or 1
+            inner *= cardinality if count == "all" else min(int(count), cardinality)
+        most = max(most, inner)
+    return most
+
+
+class _Store:
+    """The items a request would find: entities rendered with the execution's draws."""
+
+    def __init__(self, design: Design, draws: Draws, query_items: int) -> None:
+        self.design = design
+        self.items = _stored_items(design)
+        self.draws = draws
+        self.query_items = query_items
+
+    def find(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
+        for owner, template in self.items.values():
+            if owner != table:
+                continue
+            item = template.render(self.draws)
+            if all(item.get(a) == v for a, v in key.items()):
+                return item
+        return None
+
+    def query(self, table: str, attribute: str | None, value: Any, limit: int | None) -> list[Any]:
+        for owner, template in self.items.values():
+            if owner != table or attribute is None:
+                continue
+            item = template.render(self.draws)
+            if item.get(attribute) == value:
+                return [item] * max(1, min(limit or self.query_items, self.query_items))
+        return []
+
+
+def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
+    """The charges of one request, with the stored items it would read or overwrite."""
+    op, params, schemas = call.operation, call.params, design.schemas
+    kwargs: dict[str, Any] = {}
+    if op in ("GetItem", "UpdateItem", "DeleteItem"):
+        found = store.find(call.table, params["Key"])
+        kwargs["returned" if op == "GetItem" else "before"] = found
+    elif op == "Query":
+        index = params.get("IndexName")
+        owner = schemas[call.table].index(index) if index else schemas[call.table]
+        values = params.get("ExpressionAttributeValues") or {}
+        condition = str(params.get("KeyConditionExpression") or "")
+        value = next((v for k, v in values.items() if k in condition.split(" AND ")[0]), None)
+        kwargs["returned"] = store.query(
+            call.table, owner.partition_key, value, params.get("Limit")
+        )
+    elif op == "BatchGetItem":
+        keys = params["RequestItems"][call.table]["Keys"]
+        kwargs["returned"] = [store.find(call.table, key) for key in keys]
+    elif op == "TransactWriteItems":
+        befores = []
+        for action in params["TransactItems"]:
+            ((kind, body),) = action.items()
+            # A Put writes a new item (its index entries are new); the others find theirs.
+            befores.append(None if kind == "Put" else store.find(body["TableName"], body["Key"]))
+        kwargs["before"] = befores
+    elif op == "TransactGetItems":
+        kwargs["returned"] = [
+            store.find(next(iter(a.values()))["TableName"], next(iter(a.values()))["Key"])
+            for a in params["TransactItems"]
+        ]
+    return list(cost_of(op, params, tables=schemas, **kwargs).charges)
+
+
+def pattern_demands(
+    design: Design, generators: Mapping[str, ValueGenerator]
+) -> list[PatternDemand]:
+    """Every access pattern of ``design`` as lanes of charges (see the module docstring)."""
+    compiled = design.compile(generators)
+    names = sorted(generators)
+    markers: dict[str, ValueGenerator] = {name: _Marker(i) for i, name in enumerate(names)}
+    query_items = _per_key_items(design, generators)
+    demands = []
+    for spec in design.patterns:
+        pattern = compiled[spec.id]
+        specs: dict[str, str] = {}
+        for request in pattern.requests:
+            _names_specs(request.request, specs)
+        for key_template in pattern.key_templates:
+            _names_specs(key_template, specs)
+        for _, item in _stored_items(design).values():
+            _names_specs(item.request, specs)
+        marked_draws = Draws(markers)
+        marked_calls = list(pattern.calls(marked_draws))
+        marked = [
+            c
+            for call in marked_calls
+            for c in _cost(call, _Store(design, marked_draws, query_items), design)
+        ]
+        # Units per (scope, kind), averaged over real executions.
+        real_units: dict[tuple[str, str | None, str], list[float]] = {}
+        real_counts: dict[tuple[str, str | None, str], int] = {}
+        for _ in range(PROBES):
+            draws = Draws(generators)
+            store = _Store(design, draws, query_items)
+            for call in pattern.calls(draws):
+                for charge in _cost(call, store, design):
+                    slot = (charge.table, charge.index, charge.kind)
+                    real_units.setdefault(slot, []).append(charge.units)
+                    real_counts[slot] = real_counts.get(slot, 0) + 1
+        marked_counts: dict[tuple[str, str | None, str], int] = {}
+        for charge in marked:
+            slot = (charge.table, charge.index, charge.kind)
+            marked_counts[slot] = marked_counts.get(slot, 0) + 1
+        lanes: dict[tuple[Any, ...], Lane] = {}
+        for charge in marked:
+            slot = (charge.table, charge.index, charge.kind)
+            units = real_units.get(slot, [charge.units])
+            template = None if charge.key is None else _template_of(charge.key, names, specs)
+            ident = (*slot, None if template is None else template.text)
+            multiplicity = real_counts.get(slot, PROBES) / PROBES / marked_counts[slot]
+            if ident in lanes:
+                lanes[ident].multiplicity += multiplicity
+                continue
+            lanes[ident] = Lane(
+                charge.table,
+                charge.index,
+                charge.kind,
+                math.fsum(units) / len(units),
+                template,
+                specs,
+                multiplicity,
+            )
+        time_names = tuple(
+            sorted(
+                {
+                    n
+                    for lane in lanes.values()
+                    if lane.template is not None
+                    for n in lane.template.names
+                    if isinstance(generators.get(n), TimeValue)
+                }
+            )
+        )
+        demands.append(
+            PatternDemand(
+                id=pattern.id,
+                operation=pattern.operation,
+                table=pattern.table,
+                index=pattern.index,
+                rate=pattern.rate,
+                calls=max(1, len(marked_calls)),
+                lanes=list(lanes.values()),
+                generators=generators,
+                each=pattern.each,
+                time_names=time_names,
+            )
+        )
+    return demands
+
+
+def _values(generator: ValueGenerator, fixed: bool) -> tuple[list[str], np.ndarray, float] | None:
+    """(values, touches per execution, folded share) of one name, hottest first; None when
+    every draw is new (spread)."""
+    if fixed:  # an ``each`` name: every value once per execution
+        values = generator.values() or []
+        return values, np.ones(len(values)), 0.0
+    if isinstance(generator, KeySpace):
+        n = min(generator.count, EXACT_KEYS)
+        values = list(enumerate_values(generator, n))
+        probability = generator.distribution.probability
+        weights = np.fromiter((probability(int(v)) for v in values), np.float64, len(values))
+        return values, weights, max(0.0, 1.0 - float(weights.sum()))
+    if isinstance(generator, Choice | Shard):
+        values = generator.values() or []
+        weights = np.asarray([generator.probability(v) or 0.0 for v in values], np.float64)
+        return values, weights, 0.0
+    if isinstance(generator, TimeValue) and generator.form not in ("iso", "epoch"):
+        return [generator.draw()], np.ones(1), 0.0
+    return None
+
+
+def _render_all(template: Template, names: list[str], lists: list[list[str]]) -> list[str]:
+    """Every key text of the product of ``lists``, in the order of `np.outer`'s ravel."""
+    parts = template.parts
+    if len(names) == 1 and len(parts) == 3 and not template.specs:  # the usual "USER#{user}"
+        prefix, suffix = parts[0], parts[2]
+        return [prefix + value + suffix for value in lists[0]]
+    return [
+        template.render(dict(zip(names, combo, strict=True))) for combo in itertools.product(*lists)
+    ]
+
+
+def key_profile(
+    lane: Lane, generators: Mapping[str, ValueGenerator], each: str | None
+) -> KeyProfile:
+    """The lane's keys: the product of its names' values, hottest kept exactly."""
+    if lane.template is None:  # a Scan reads every partition: spread
+        return KeyProfile(np.zeros(0, np.uint64), np.zeros(0), lane.multiplicity, [])
+    template = lane.template
+    names = list(dict.fromkeys(template.names))
+    lists: list[list[str]] = []
+    weights = np.ones(1)
+    spread = 0.0
+    for name in names:
+        listed = _values(generators[name], name == each)
+        if listed is None:  # every draw new: whatever the other names, spread
+            spread += float(weights.sum())
+            lists, weights = [], np.zeros(0)
+            break
+        values, w, folded = listed
+        # Keep the product under EXACT_KEYS: this name's coldest values fold first.
+        room = max(1, EXACT_KEYS // max(1, len(weights)))
+        if len(values) > room:
+            order = np.argsort(-w, kind="stable")[:room]
+            folded += float(w.sum() - w[order].sum())
+            values, w = [values[i] for i in order.tolist()], w[order]
+        spread += float(weights.sum()) * folded
+        lists.append(values)
+        weights = np.outer(weights, w).ravel()
+    texts = _render_all(template, names, lists) if len(weights) else []
+    hashes = np.fromiter((partition_hash(t) for t in texts), np.uint64, len(texts))
+    order = np.argsort(hashes, kind="stable")
+    scaled = weights * lane.multiplicity
+    hottest = np.argsort(-scaled, kind="stable")[:20].tolist() if texts else []
+    top = [(texts[i], float(scaled[i])) for i in hottest]
+    return KeyProfile(hashes[order], scaled[order], spread * lane.multiplicity, top)

@@ -1,0 +1,583 @@
+"""The simulation: a profile's traffic through the partition model, one simulated second at a
+time, aggregated per partition instead of per request.
+
+Each second, each access pattern's executions (the profile's rate times its share of the
+design's mix, plus the SDK's retries of earlier throttles, as many as the standard mode's retry
+quota allows) are spread over its lanes' keys by
+their exact probabilities (`loadgen.simulate.demand`), summed per partition, and admitted in
+bulk (`PartitionModel.admit_bulk`) by the rules the emulator applies per request. A pattern
+execution is admitted in the share its most refused lane allows (a transaction, or a write and
+the index entries it pushes back on). Work per second grows with partitions and lanes; memory
+with keys.
+
+    result = simulate(load_design("examples/designs/counter.yaml", "single"), constant(1650, 600))
+    result.first_failures()
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from loadgen.design.generators import RunClock
+from loadgen.design.loader import Design
+from loadgen.errors import ConfigError
+from loadgen.model.hashing import HASH_SPACE
+from loadgen.model.partitions import (
+    AutoScaling,
+    BulkAdmission,
+    PartitionModel,
+    ThroughputStats,
+)
+from loadgen.model.schema import TableSchema
+from loadgen.simulate.demand import KeyProfile, Lane, PatternDemand, pattern_demands
+from loadgen.simulate.profile import Profile
+
+__all__ = [
+    "FAILING_SHARE",
+    "STANDARD_ATTEMPTS",
+    "Failure",
+    "Minute",
+    "Settings",
+    "SimulationResult",
+    "simulate",
+]
+
+# https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
+STANDARD_ATTEMPTS = 3
+"""Attempts per request in the SDKs' standard retry mode (the first and two retries)."""
+# https://github.com/boto/botocore/blob/develop/botocore/retries/quota.py and standard.py
+RETRY_QUOTA = 500.0
+"""Retry tokens one SDK client holds in standard mode."""
+RETRY_COST = 5.0
+"""Tokens a retry of a throttle takes (given back if it succeeds)."""
+NO_RETRY_INCREMENT = 1.0
+"""Tokens a request that succeeds at its first attempt gives back."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+AUTO_SCALING_MAXIMUM = 40000.0
+"""Units/s auto scaling may reach: the default per-table quota."""
+FAILING_SHARE = 0.01
+"""A pattern fails in a minute when more than this share of its attempts is throttled."""
+HEAT_COLUMNS = 900
+"""Most heat-matrix columns in the results file: longer simulations widen a column."""
+_RESOLUTIONS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600)
+
+
+class _VirtualClock(RunClock):
+    """The run clock of the design's time generators, at the simulated second (sped up
+    ``speed`` times, as a real-time run of a design with ``clock_speed`` runs it)."""
+
+    def __init__(self, start: float, speed: float) -> None:
+        super().__init__(speed, start)
+        self.at = start
+
+    def now(self) -> float:
+        return self.start + (self.at - self.start) * self.speed
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to simulate: seed, retries, start time, auto scaling, warm throughput."""
+
+    seed: int = 1
+    distribution: str = "zipf:0.99"
+    """Key distribution of generators that name none (the workloads' default)."""
+    attempts: int = STANDARD_ATTEMPTS
+    """Attempts per request: standard mode's 3; 1 turns retries off; legacy mode's 10."""
+    start: float = 1_800_000_000.0
+    """Unix time of the first simulated second (time generators' clock)."""
+    auto_scaling: bool = False
+    """Provisioned tables and GSIs track 70% utilisation, from their capacity to 40,000."""
+    warm_write_units: float | None = None
+    """Raise every on-demand table's and GSI's warm write throughput to this."""
+    warm_read_units: float | None = None
+    clock_speed: float = 1.0
+    """The design's time generators run this many times faster than simulated time (1: as on
+    AWS; a design's ``clock_speed`` is for real-time runs, which cannot wait an hour)."""
+    clients: int = 1
+    """SDK clients sending the traffic: each holds a retry quota of 500 tokens."""
+    split_after_s: float = 300.0
+    buckets: int = 256
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.attempts <= 20:
+            raise ConfigError(f"attempts must be 1 to 20 (got {self.attempts!r})")
+        if self.clients < 1:
+            raise ConfigError(f"clients must be at least 1 (got {self.clients!r})")
+
+
+@dataclass
+class Minute:
+    """One minute of one pattern, or one table or index, as the timeline prints it."""
+
+    minute: int
+    offered: float = 0.0
+    """Attempts, retries included."""
+    new: float = 0.0
+    admitted: float = 0.0
+    throttled: float = 0.0
+    failed: float = 0.0
+    """Requests that ran out of attempts."""
+
+
+@dataclass
+class ScopeMinute:
+    minute: int
+    read_capacity: float
+    write_capacity: float
+    consumed_read: float
+    consumed_write: float
+    partitions: int
+    burst_read: float
+    burst_write: float
+    on_demand: bool
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The first minute a pattern's throttled share passes `FAILING_SHARE`, and why."""
+
+    pattern: str
+    minute: int
+    share: float
+    reason: str
+
+
+@dataclass
+class SimulationResult:
+    design: Design
+    profile: Profile
+    settings: Settings
+    demands: list[PatternDemand]
+    patterns: dict[str, list[Minute]]
+    scopes: dict[tuple[str, str | None], list[ScopeMinute]]
+    reasons: dict[tuple[str, int], str]
+    """(pattern, minute) to the words of what throttled it first in that minute."""
+    heat: dict[str, Any]
+    top_keys: dict[tuple[str, str | None], dict[str, tuple[float, float]]]
+    """Per scope, key to (touches, units) over the whole simulation."""
+    wall_s: float = 0.0
+    requests: float = 0.0
+    """Attempts simulated, retries included."""
+    final: list[ThroughputStats] = field(default_factory=list)
+
+    def first_failures(self) -> list[Failure]:
+        failures = []
+        for pattern, minutes in self.patterns.items():
+            for row in minutes:
+                share = row.throttled / row.offered if row.offered else 0.0
+                if share > FAILING_SHARE:
+                    reason = self.reasons.get((pattern, row.minute), "")
+                    failures.append(Failure(pattern, row.minute, share, reason))
+                    break
+        return failures
+
+
+class _Scope:
+    """A table or GSI: its lanes, partition layout and per-second figures."""
+
+    def __init__(self, table: str, index: str | None, buckets: int) -> None:
+        self.table, self.index = table, index
+        self.lanes: list[tuple[int, Lane, KeyProfile]] = []
+        self.starts: list[int] = []
+        self.shares: dict[int, np.ndarray] = {}  # lane number to its partition shares
+        bucket_starts = [b * HASH_SPACE // buckets for b in range(buckets)]
+        self.bucket_starts = bucket_starts
+        mids = np.asarray([(b * 2 + 1) * HASH_SPACE // (2 * buckets) for b in range(buckets)])
+        self.bucket_mids = mids.astype(np.uint64)
+        self.bucket_partition = np.zeros(buckets, dtype=np.int64)
+
+
+def _with_settings(schema: TableSchema, settings: Settings) -> TableSchema:
+    if not schema.on_demand or (
+        settings.warm_read_units is None and settings.warm_write_units is None
+    ):
+        return schema
+    warm: dict[str, float] = {}
+    if settings.warm_read_units is not None:
+        warm["ReadUnitsPerSecond"] = settings.warm_read_units
+    if settings.warm_write_units is not None:
+        warm["WriteUnitsPerSecond"] = settings.warm_write_units
+    updated = schema.with_update({"WarmThroughput": warm})
+    indexes = [
+        {"Update": {"IndexName": i.name, "WarmThroughput": warm}} for i in schema.global_indexes
+    ]
+    return updated.with_update({"GlobalSecondaryIndexUpdates": indexes}) if indexes else updated
+
+
+def simulate(
+    design: Design,
+    profile: Profile,
+    settings: Settings | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> SimulationResult:
+    """Run ``profile`` through ``design`` on a virtual clock (see the module docstring)."""
+    settings = settings or Settings()
+    wall = time.perf_counter()
+    clock = _VirtualClock(settings.start, settings.clock_speed)
+    generators = design.generators(
+        seed=settings.seed, default_distribution=settings.distribution, clock=clock
+    )
+    demands = pattern_demands(design, generators)
+    now = [settings.start]
+    model = PartitionModel(
+        clock=lambda: now[0], seed=settings.seed, split_after=settings.split_after_s
+    )
+    for schema in design.schemas.values():
+        schema = _with_settings(schema, settings)
+        model.create_table(schema)
+        if settings.auto_scaling and not schema.on_demand:
+            owners: list[tuple[str | None, float, float]] = [
+                (None, schema.read_capacity, schema.write_capacity)
+            ] + [(g.name, g.read_capacity, g.write_capacity) for g in schema.global_indexes]
+            for index, read, write in owners:
+                most = AUTO_SCALING_MAXIMUM
+                model.auto_scale(schema.name, index, "read", AutoScaling(read, max(read, most)))
+                model.auto_scale(schema.name, index, "write", AutoScaling(write, max(write, most)))
+    total_rate = math.fsum(d.rate for d in demands)
+    mix = np.asarray([d.rate / total_rate for d in demands])
+    attempts = settings.attempts
+    n_patterns = len(demands)
+    # Lanes by scope; each lane remembers its pattern.
+    scopes: dict[tuple[str, str | None, str], _Scope] = {}
+    lane_list: list[tuple[int, Lane]] = []
+    for i, demand in enumerate(demands):
+        for lane in demand.lanes:
+            lane_list.append((i, lane))
+    profiles: list[KeyProfile] = [demands[i].profile(lane) for i, lane in lane_list]
+    for number, (_, lane) in enumerate(lane_list):
+        key = (lane.table, lane.index, lane.kind)
+        if key not in scopes:
+            scopes[key] = _Scope(lane.table, lane.index, settings.buckets)
+        scopes[key].lanes.append((number, lane, profiles[number]))
+    bucket_shares = [
+        p.shares(scopes[(ln.table, ln.index, ln.kind)].bucket_starts)
+        for (_, ln), p in zip(lane_list, profiles, strict=True)
+    ]
+    time_values = [
+        tuple(demands[i].generators[n].draw() for n in demands[i].time_names) for i, _ in lane_list
+    ]
+
+    duration = profile.duration_s
+    resolution = next(
+        (r for r in _RESOLUTIONS if math.ceil(duration / r) <= HEAT_COLUMNS),
+        60 * math.ceil(duration / 60 / HEAT_COLUMNS),
+    )
+    columns = math.ceil(duration / resolution)
+    heat_lanes: dict[tuple[str, str | None, str], np.ndarray] = {
+        key: np.zeros((3, columns, settings.buckets)) for key in scopes
+    }
+    minutes = math.ceil(duration / 60)
+    per_pattern = np.zeros((5, minutes, n_patterns))  # offered, new, admitted, throttled, failed
+    reasons: dict[tuple[str, int], str] = {}
+    scope_minutes: dict[tuple[str, str | None], list[ScopeMinute]] = {}
+    top: dict[tuple[str, str | None], dict[str, tuple[float, float]]] = {}
+    lane_executions = np.zeros(len(lane_list))
+    pending = np.zeros((attempts + 1, n_patterns))  # attempts arriving next second, by number
+    quota = tokens = RETRY_QUOTA * settings.clients
+    rates = profile.array()
+    total_requests = 0.0
+
+    def flush_top(number: int) -> None:
+        lane = lane_list[number][1]
+        executions = lane_executions[number]
+        if not executions:
+            return
+        keys = top.setdefault((lane.table, lane.index), {})
+        for text, weight in profiles[number].top:
+            touches, units = keys.get(text, (0.0, 0.0))
+            keys[text] = (touches + executions * weight, units + executions * weight * lane.units)
+        lane_executions[number] = 0.0
+
+    for second in range(duration):
+        now[0] = clock.at = settings.start + second
+        minute = second // 60
+        column = second // resolution
+        # Keys on the run's clock (an hour bucket) move with it.
+        for number, (i, lane) in enumerate(lane_list):
+            if demands[i].time_names:
+                current = tuple(demands[i].generators[n].draw() for n in demands[i].time_names)
+                if current != time_values[number]:
+                    flush_top(number)
+                    time_values[number] = current
+                    profiles[number] = demands[i].profile(lane)
+                    scope = scopes[(lane.table, lane.index, lane.kind)]
+                    scope.lanes = [
+                        (n, ln, profiles[n] if n == number else p) for n, ln, p in scope.lanes
+                    ]
+                    scope.shares.pop(number, None)
+                    scope.starts = []
+                    bucket_shares[number] = profiles[number].shares(scope.bucket_starts)
+        cohorts = pending[:attempts].copy()
+        cohorts[0] += rates[second] * mix
+        offered = cohorts.sum(axis=0)
+        pending = np.zeros_like(pending)
+        lane_fraction = np.ones(len(lane_list))
+        phis: dict[tuple[str, str | None, str], np.ndarray] = {}
+        why: dict[tuple[str, str | None, str], str] = {}
+        for key, scope in scopes.items():
+            starts = model.partition_starts(scope.table, scope.index)
+            if starts != scope.starts:
+                scope.starts = starts
+                scope.shares = {n: p.shares(starts) for n, _, p in scope.lanes}
+                scope.bucket_partition = (
+                    np.searchsorted(
+                        np.asarray(starts, dtype=np.uint64), scope.bucket_mids, side="right"
+                    )
+                    - 1
+                )
+            units = np.zeros(len(starts))
+            touches = np.zeros(len(starts))
+            for number, lane, _ in scope.lanes:
+                executions = offered[lane_list[number][0]]
+                touches += executions * scope.shares[number]
+                units += executions * lane.units * scope.shares[number]
+            sampler = _sampler(scope, offered, lane_list)
+            bulk = model.admit_bulk(
+                scope.table, scope.index, key[2], units.tolist(), touches.tolist(), sampler=sampler
+            )
+            admitted = np.asarray(bulk.admitted)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                phi = np.where(units > 0, admitted / np.where(units > 0, units, 1.0), 1.0)
+            phis[key] = phi
+            if bulk.throttle is not None:
+                why[key] = _words(bulk, scope, units, key[2], model, offered, lane_list)
+            for number, _, _ in scope.lanes:
+                shares = scope.shares[number]
+                total = shares.sum()
+                if total > 0:
+                    lane_fraction[number] = float(shares @ phi) / total
+        fraction = np.ones(n_patterns)
+        worst: dict[int, tuple[float, str]] = {}
+        for number, (i, lane) in enumerate(lane_list):
+            if lane_fraction[number] < fraction[i]:
+                fraction[i] = lane_fraction[number]
+                worst[i] = (lane_fraction[number], why.get((lane.table, lane.index, lane.kind), ""))
+        refused = 1.0 - fraction
+        refused[refused < 1e-9] = 0.0  # float residue of shares that add up to all
+        throttled = offered * refused
+        failed = cohorts[attempts - 1] * refused
+        if attempts > 1:
+            retries, gave_up, tokens = _retries(cohorts, fraction, refused, tokens, quota)
+            pending[1:attempts] = retries
+            failed = failed + gave_up
+        per_pattern[0, minute] += offered
+        per_pattern[1, minute] += cohorts[0]
+        per_pattern[2, minute] += offered - throttled
+        per_pattern[3, minute] += throttled
+        per_pattern[4, minute] += failed
+        total_requests += float(offered.sum())
+        for i, (_, reason) in worst.items():
+            if throttled[i] > 0 and (demands[i].id, minute) not in reasons and reason:
+                reasons[(demands[i].id, minute)] = reason
+        # Heat: key touches, units and throttled touches per bucket.
+        for number, (i, lane) in enumerate(lane_list):
+            executions = offered[i]
+            if not executions:
+                continue
+            lane_executions[number] += executions
+            key = (lane.table, lane.index, lane.kind)
+            grid = heat_lanes[key]
+            shares = bucket_shares[number] * executions
+            grid[0, column] += shares
+            grid[1, column] += shares * lane.units
+            grid[2, column] += shares * (1.0 - phis[key][scopes[key].bucket_partition])
+        if second % 60 == 59 or second == duration - 1:
+            for stats in model.snapshot():
+                scope_minutes.setdefault((stats.table, stats.index), []).append(
+                    ScopeMinute(
+                        minute,
+                        stats.read_capacity,
+                        stats.write_capacity,
+                        stats.consumed_read_units,
+                        stats.consumed_write_units,
+                        len(stats.partitions),
+                        stats.burst_read_units,
+                        stats.burst_write_units,
+                        stats.on_demand,
+                    )
+                )
+        if progress is not None and second % 600 == 599:
+            progress(second + 1)
+    for number in range(len(lane_list)):
+        flush_top(number)
+    patterns = {
+        demand.id: [
+            Minute(m, *(float(per_pattern[f, m, i]) for f in range(5))) for m in range(minutes)
+        ]
+        for i, demand in enumerate(demands)
+    }
+    heat = _heat_matrix(heat_lanes, settings, resolution, columns)
+    result = SimulationResult(
+        design,
+        profile,
+        settings,
+        demands,
+        patterns,
+        _per_minute(scope_minutes),
+        reasons,
+        heat,
+        top,
+        requests=total_requests,
+        final=model.snapshot(),
+    )
+    result.wall_s = time.perf_counter() - wall
+    return result
+
+
+def _retries(
+    cohorts: np.ndarray, fraction: np.ndarray, refused: np.ndarray, tokens: float, quota: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The retries the next second brings (by attempt number, from the second), the requests
+    that give up for want of quota, and the quota left.
+
+    ``cohorts[k]`` are this second's attempts number ``k + 1`` per pattern, of which
+    ``fraction`` was admitted and ``refused`` throttled. A success at the first attempt gives
+    a token back, a retry that succeeds its 5; a retry takes 5, and none is made on an empty
+    quota. Within a second refunds and retries interleave: the cap binds on what is left.
+    """
+    attempts = len(cohorts)
+    tokens += (
+        float((cohorts[0] * fraction).sum()) * NO_RETRY_INCREMENT
+        + float((cohorts[1:] * fraction).sum()) * RETRY_COST
+    )
+    wanting = cohorts[: attempts - 1] * refused
+    asked = float(wanting.sum())
+    allowed = min(asked, max(0.0, tokens) / RETRY_COST)
+    kept = allowed / asked if asked else 1.0
+    return (
+        wanting * kept,
+        wanting.sum(axis=0) * (1.0 - kept),
+        min(quota, tokens - allowed * RETRY_COST),
+    )
+
+
+def _per_minute(
+    snapshots: dict[tuple[str, str | None], list[ScopeMinute]],
+) -> dict[tuple[str, str | None], list[ScopeMinute]]:
+    """Cumulative consumption turned into each minute's own."""
+    out = {}
+    for scope, rows in snapshots.items():
+        previous_read = previous_write = 0.0
+        own = []
+        for row in rows:
+            own.append(
+                replace(
+                    row,
+                    consumed_read=row.consumed_read - previous_read,
+                    consumed_write=row.consumed_write - previous_write,
+                )
+            )
+            previous_read, previous_write = row.consumed_read, row.consumed_write
+        out[scope] = own
+    return out
+
+
+def _sampler(
+    scope: _Scope, offered: np.ndarray, lane_list: Sequence[tuple[int, Lane]]
+) -> Callable[[int, int], list[int]]:
+    def sample(start: int, end: int) -> list[int]:
+        points: list[tuple[float, int]] = []
+        for number, lane, profile in scope.lanes:
+            weight = float(offered[lane_list[number][0]]) * lane.units
+            if weight:
+                points += profile.sample(start, end, weight)
+        if not points:
+            return []
+        points.sort(key=lambda point: point[1])
+        masses = np.cumsum([mass for mass, _ in points])
+        total = float(masses[-1])
+        quantiles = [(q + 0.5) / 32 * total for q in range(32)]
+        at = np.searchsorted(masses, quantiles, side="left")
+        return [points[min(int(j), len(points) - 1)][1] for j in at]
+
+    return sample
+
+
+def _words(
+    result: BulkAdmission,
+    scope: _Scope,
+    units: np.ndarray,
+    kind: str,
+    model: PartitionModel,
+    offered: np.ndarray,
+    lane_list: Sequence[tuple[int, Lane]],
+) -> str:
+    """Why a keyspace refused demand this second, in words."""
+    where = scope.table if scope.index is None else f"{scope.table}/{scope.index}"
+    ceiling = 3000.0 if kind == "read" else 1000.0
+    if result.partition_limited:
+        keys: dict[str, float] = {}
+        for number, lane, profile in scope.lanes:
+            executions = float(offered[lane_list[number][0]])
+            for text, weight in profile.top[:3]:
+                keys[text] = keys.get(text, 0.0) + executions * weight * lane.units
+        hottest = max(keys.items(), key=lambda item: item[1], default=None)
+        if hottest is not None and hottest[1] >= ceiling:
+            return (
+                f"one key, {hottest[0]}, asks {hottest[1]:,.0f} {kind} units/s of {where}; "
+                f"its partition serves {ceiling:,.0f} and no split helps one key"
+            )
+        part = int(np.argmax(units))
+        return (
+            f"a partition of {where} is asked {units[part]:,.0f} {kind} units/s and serves "
+            f"{ceiling:,.0f}: it splits for heat after minutes at its ceiling"
+        )
+    stats = next(s for s in model.snapshot() if s.table == scope.table and s.index == scope.index)
+    capacity = stats.read_capacity if kind == "read" else stats.write_capacity
+    reason = result.throttle.reason if result.throttle is not None else ""
+    asked = float(units.sum())
+    if reason.endswith("AccountLimitExceeded"):
+        return f"{where} is asked {asked:,.0f} {kind} units/s over its quota of {capacity:,.0f}"
+    if reason.endswith("MaxOnDemandThroughputExceeded"):
+        return f"{where} is asked {asked:,.0f} {kind} units/s over its maximum of {capacity:,.0f}"
+    if stats.on_demand:
+        return (
+            f"on-demand {where} serves {capacity:,.0f} {kind} units/s (its warm throughput or "
+            f"twice its peak of 30 minutes ago) and is asked {asked:,.0f}: traffic more than "
+            "doubled within 30 minutes"
+        )
+    return (
+        f"provisioned {where} has {capacity:,.0f} {kind} units/s and no burst left, and is "
+        f"asked {asked:,.0f}"
+    )
+
+
+def _heat_matrix(
+    lanes: dict[tuple[str, str | None, str], np.ndarray],
+    settings: Settings,
+    resolution: int,
+    columns: int,
+) -> dict[str, Any]:
+    """The results file's heat matrix (`loadgen.heat.heatmap.HeatMap.matrix`'s shape)."""
+    return {
+        "buckets": settings.buckets,
+        "hash": "md5, first 8 bytes (loadgen.model.hashing.bucket_of)",
+        "keys_hashed": False,
+        "resolution_s": resolution,
+        "start": int(settings.start),
+        "columns": columns,
+        "lanes": [
+            {
+                "table": table,
+                "index": index,
+                "access": kind,
+                "requests": _rounded(grid[0]),
+                "units": _rounded(grid[1]),
+                "throttled_attempts": _rounded(grid[2]),
+                "unattributed": {"requests": 0, "units": 0, "throttled_attempts": 0},
+            }
+            for (table, index, kind), grid in lanes.items()
+        ],
+    }
+
+
+def _rounded(grid: np.ndarray) -> list[list[float]]:
+    rows: list[list[float]] = np.round(grid, 3).tolist()
+    return rows

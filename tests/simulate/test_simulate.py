@@ -1,0 +1,159 @@
+"""What a simulation must show, on the shipped designs and a launch ramp, at AWS scale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from loadgen.design.loader import load_design
+from loadgen.simulate import Settings, build_results, parse_profile, simulate
+from loadgen.simulate.command import design_path
+from loadgen.verdict import analysis
+
+ROOT = Path(__file__).resolve().parents[2]
+COUNTER = str(ROOT / "examples" / "designs" / "counter.yaml")
+
+LAUNCH = {
+    "name": "launch",
+    "tables": [
+        {
+            "TableName": "events",
+            "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        }
+    ],
+    "generators": {"user": {"count": 100000, "distribution": "uniform"}},
+    "entities": {"event": {"item": {"pk": "USER#{user}", "body": {"size": 200}}}},
+    "access_patterns": [
+        {"id": "put-event", "operation": "PutItem", "entity": "event", "rate": "1000/s"}
+    ],
+}
+
+
+def write_design(tmp_path: Path, data: dict[str, Any], name: str = "design.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def share(row: Any) -> float:
+    return row.throttled / row.offered if row.offered else 0.0
+
+
+def test_a_new_on_demand_table_throttles_while_a_ramp_outruns_twice_its_previous_peak(
+    tmp_path: Path,
+) -> None:
+    design = load_design(write_design(tmp_path, LAUNCH))
+    profile = parse_profile(["0 -> 20k/s over 5m", "hold 30m"])
+    result = simulate(design, profile)
+    minutes = result.patterns["put-event"]
+    # 4,000 write units/s at once: the ramp passes them 60 s in, and throttles from then.
+    assert share(minutes[0]) == 0
+    assert all(share(row) > 0.5 for row in minutes[2:30])
+    (failure,) = result.first_failures()
+    assert failure.minute == 1
+    assert "traffic more than doubled within 30 minutes" in failure.reason
+    capacity = [row.write_capacity for row in result.scopes[("events", None)]]
+    assert capacity[29] == 4000  # the previous peak is the warm 4,000: not yet 30 minutes old
+    assert capacity[-1] == pytest.approx(8000)  # then twice it: still under the 20,000 asked
+    # Raised ahead of launch to 20,000, the same ramp is served.
+    warm = simulate(design, profile, Settings(warm_write_units=20000))
+    assert warm.first_failures() == []
+    assert sum(row.throttled for row in warm.patterns["put-event"]) == 0
+
+
+def test_the_single_counter_throttles_from_the_first_second_and_no_split_helps() -> None:
+    design = load_design(COUNTER, "single")
+    result = simulate(design, parse_profile(["1650/s for 1h"]), Settings(attempts=1))
+    increment = result.patterns["increment"]
+    # One key takes every increment: 1,500 writes/s on a partition that serves 1,000.
+    assert share(increment[0]) == pytest.approx(500 / 1500, rel=0.01)
+    assert share(increment[-1]) == pytest.approx(share(increment[0]), rel=0.01)
+    heat = build_results(result)["heat"]
+    write_lane = next(lane for lane in heat["lanes"] if lane["access"] == "write")
+    assert sum(write_lane["throttled_attempts"][0]) > 0  # the first column already throttles
+    partitions = [row.partitions for row in result.scopes[("ph-counter", None)]]
+    assert partitions[0] == partitions[-1]  # an hour of heat, and no split
+    assert "GLOBAL_COUNTER" in result.first_failures()[0].reason
+
+
+def test_the_sharded_counter_on_a_provisioned_table_burst_then_split(tmp_path: Path) -> None:
+    data = yaml.safe_load(Path(COUNTER).read_text())
+    data["tables"][0]["BillingMode"] = "PROVISIONED"
+    data["tables"][0]["ProvisionedThroughput"] = {
+        "ReadCapacityUnits": 3000,
+        "WriteCapacityUnits": 3000,
+    }
+    design = load_design(write_design(tmp_path, data), "sharded")
+    # An hour at launch traffic, three times that for ten minutes from minute 20.
+    result = simulate(design, parse_profile(["1650/s for 60m", "x3 for 10m at 20m"]))
+    table = result.scopes[("ph-counter", None)]
+    increment = result.patterns["increment"]
+    assert all(share(row) == 0 for row in increment[:20])
+    # Burst: 4,500 writes/s asked of 3,000 provisioned, and more than 3,000 admitted.
+    assert table[21].consumed_write / 60 > 3000
+    assert table[21].burst_write < table[19].burst_write
+    # Four partitions of 1,000 each throttle the spike until they split for heat (5 minutes).
+    assert table[21].partitions == 4 and share(increment[21]) > 0.3
+    split = next(row.minute for row in table if row.partitions > 4)
+    assert 24 <= split <= 27
+    assert share(increment[split + 1]) == 0
+    assert all(share(row) == 0 for row in increment[30:])
+    assert table[-1].partitions == 8  # partitions never merge
+
+
+@pytest.mark.parametrize("workload", ["counter", "sensor", "orders"])
+def test_every_shipped_workload_simulates_from_its_design_file(workload: str) -> None:
+    design = load_design(design_path(workload))
+    result = simulate(design, parse_profile(["0 -> 500/s over 1m", "hold 1m"]))
+    results = build_results(result)
+    # The results file is one that report and gate read.
+    assert {"run", "operations", "totals", "heat", "top_keys"} <= set(results)
+    assert analysis.scopes(results)
+    assert results["totals"]["requests"] > 0
+
+
+def test_a_pattern_charges_what_its_requests_charge_key_by_key() -> None:
+    from loadgen.simulate.demand import pattern_demands
+
+    design = load_design(design_path("orders"), "hot-status")
+    demands = {d.id: d for d in pattern_demands(design, design.generators())}
+    lanes = {
+        (lane.index, lane.kind, lane.template.text if lane.template else None): lane
+        for lane in demands["create-order"].lanes
+    }
+    # A new order's header is written to both GSIs: STATUS#PLACED on the status index.
+    placed = lanes[("status", "write", "STATUS#PLACED")]
+    assert placed.units == 2.0  # a transaction's write of a small item
+    assert lanes[(None, "write", "USER#u{user:07d}")].multiplicity == 2  # header and profile
+    profile = demands["create-order"].profile(placed)
+    assert profile.top == [("STATUS#PLACED", 1.0)]
+    # A sharded read: every shard's key once per execution.
+    counter = load_design(design_path("counter"), "sharded")
+    read = next(d for d in pattern_demands(counter, counter.generators()) if d.id == "read")
+    assert len(read.lanes) == 10
+    assert sum(read.profile(lane).touches for lane in read.lanes) == pytest.approx(10)
+
+
+def test_auto_scaling_follows_a_provisioned_table_up(tmp_path: Path) -> None:
+    data = yaml.safe_load(Path(COUNTER).read_text())
+    data["tables"][0]["BillingMode"] = "PROVISIONED"
+    data["tables"][0]["ProvisionedThroughput"] = {
+        "ReadCapacityUnits": 1000,
+        "WriteCapacityUnits": 1000,
+    }
+    design = load_design(write_design(tmp_path, data), "sharded")
+    profile = parse_profile(["1650/s for 15m"])
+    fixed = simulate(design, profile)
+    scaled = simulate(design, profile, Settings(auto_scaling=True))
+    table = scaled.scopes[("ph-counter", None)]
+    assert table[0].write_capacity == 1000
+    # 1,500 writes/s on 1,000 throttle; two minutes over the 70% target and the policy raises it.
+    assert table[-1].write_capacity == pytest.approx(1500 / 0.7, rel=0.02)
+    assert sum(r.throttled for r in scaled.patterns["increment"]) < sum(
+        r.throttled for r in fixed.patterns["increment"]
+    )
