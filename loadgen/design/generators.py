@@ -41,14 +41,20 @@ __all__ = [
 
 
 class RunClock:
-    """The run's clock: wall time, sped up ``speed`` times from the moment it was made."""
+    """The run's clock: from the top of the hour it was made in, ``speed`` times wall time.
+
+    Starting at the top of an hour, a sped-up run crosses its first hour after an hour over
+    ``speed`` of wall time whenever it runs (at 60: a minute), not at a moment that depends
+    on the time of day.
+    """
 
     def __init__(self, speed: float = 1.0, start: float | None = None) -> None:
         self.speed = speed
         self.start = time.time() if start is None else start
+        self.origin = self.start - self.start % 3600
 
     def now(self) -> float:
-        return self.start + (time.time() - self.start) * self.speed
+        return self.origin + (time.time() - self.start) * self.speed
 
 
 class ValueGenerator(ABC):
