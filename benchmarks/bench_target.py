@@ -55,8 +55,8 @@ warm-up), beside it as a shorter run starts it (quick compiler): measured when
 ``dynamodb-local`` is."""
 ENGINE_LABELS = {
     **ENGINE_NAMES,
-    "dynamodb-local": "DynamoDB Local (a run under 60 s: quick compiler)",
-    LONG_DYNAMODB_LOCAL: "DynamoDB Local (a run of 60 s or more: tiered compiler)",
+    "dynamodb-local": "DynamoDB Local (a short run: quick compiler)",
+    LONG_DYNAMODB_LOCAL: "DynamoDB Local (a long run: tiered compiler)",
 }
 ENV = {
     **os.environ,

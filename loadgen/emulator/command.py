@@ -22,6 +22,7 @@ from loadgen.emulator.embedded import DEFAULT_SCALE
 from loadgen.emulator.engines import (
     DEFAULT_WARM_UP_REQUESTS,
     JVM_OPTIONS,
+    LONG_RUN_SECONDS,
     auto_scale,
     choose_engine,
     jvm_choice,
@@ -142,20 +143,21 @@ def _parser() -> argparse.ArgumentParser:
         help="with --capture: record keys as their BLAKE2b hash keyed with SALT (popularity "
         "and per-key order are kept, key text is not)",
     )
-    long_options, long_warm_up = jvm_choice(None)
+    long_options, long_warm_up = jvm_choice(LONG_RUN_SECONDS)
     parser.add_argument(
         "--jvm-options",
-        default=" ".join(long_options),
+        default=" ".join(JVM_OPTIONS),
         help="options of the embedded DynamoDB Local's JVM, space-separated (default "
-        "%(default)r: the tiered compiler, for a server that runs long; a short `loadgen run` "
-        f"takes {' '.join(JVM_OPTIONS)!r}; benchmarks/bench_jvm.py measures the choices)",
+        "%(default)r: the quick compiler, serving in seconds; an emulator that serves for "
+        f"minutes does better with {' '.join(long_options)!r} and --warm-up-requests "
+        f"{long_warm_up}, as a long `loadgen run` takes; benchmarks/bench_jvm.py measures them)",
     )
     parser.add_argument(
         "--warm-up-requests",
         type=int,
-        default=long_warm_up,
+        default=DEFAULT_WARM_UP_REQUESTS,
         help="requests each of the two warm-up rounds sends the embedded DynamoDB Local "
-        f"(default %(default)s; a short `loadgen run`: {DEFAULT_WARM_UP_REQUESTS})",
+        "(default %(default)s)",
     )
     return parser
 

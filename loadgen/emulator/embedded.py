@@ -114,8 +114,7 @@ class EmbeddedEmulator(targets._LocalTarget):
         if self.engine is not None:
             command += ["--engine", self.engine.name]
             if self.engine.name == "dynamodb-local":
-                # A run of unknown length is taken as short: it starts in seconds.
-                options, warm_up = jvm_choice(self.run_seconds or 0.0)
+                options, warm_up = jvm_choice(self.run_seconds)
                 command += [f"--jvm-options={' '.join(options)}", f"--warm-up-requests={warm_up}"]
         return command + list(self.extra_args)
 

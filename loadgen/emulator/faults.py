@@ -35,7 +35,10 @@ def backend_raised(error: Exception, request: Any) -> tuple[int, bytes]:
     error). Otherwise DynamoDB's InternalServerError, naming the operation moto lacks, never
     Python's text: the failure is the engine's, not the request's.
     """
-    message = expression_error(request) if isinstance(request, dict) else None
+    try:
+        message = expression_error(request) if isinstance(request, dict) else None
+    except RecursionError:  # parentheses nested thousands deep: no clear answer
+        message = None
     if message is not None:
         return 400, dumps(error_body(_VALIDATION, message))
     if isinstance(error, NotImplementedError):

@@ -68,7 +68,7 @@ def whole_read(
     """
     try:
         return _whole_read(operation, request, schemas)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError):
         return None  # a shape validation let pass for the engine to judge
 
 

@@ -168,9 +168,9 @@ def test_a_runtime_with_the_compiler_module_qualifies(tmp_path, monkeypatch) -> 
     ("run_seconds", "options", "warm_up"),
     [
         (20.0, engines.JVM_OPTIONS, engines.DEFAULT_WARM_UP_REQUESTS),
-        (59.0, engines.JVM_OPTIONS, engines.DEFAULT_WARM_UP_REQUESTS),
-        (60.0, engines.LONG_RUN_JVM_OPTIONS, engines.LONG_RUN_WARM_UP_REQUESTS),
-        (None, engines.LONG_RUN_JVM_OPTIONS, engines.LONG_RUN_WARM_UP_REQUESTS),
+        (119.0, engines.JVM_OPTIONS, engines.DEFAULT_WARM_UP_REQUESTS),
+        (120.0, engines.LONG_RUN_JVM_OPTIONS, engines.LONG_RUN_WARM_UP_REQUESTS),
+        (None, engines.JVM_OPTIONS, engines.DEFAULT_WARM_UP_REQUESTS),  # unknown: short
     ],
 )
 def test_the_jvm_is_chosen_by_run_length(
