@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.configfile import read_yaml_or_toml
+from loadgen.emulator.engines import scale_argument
 from loadgen.errors import ConfigError, HarnessError
 from loadgen.runner import WORKLOADS, Interrupted, RunConfig
 
@@ -127,15 +128,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _scale(text: str) -> float | str:
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number or auto (got {text!r})") from None
-
-
 def _add_prices_flags(parser: argparse.ArgumentParser) -> None:
     """The prices the cost a month is read at (`loadgen.pricing`)."""
     parser.add_argument(
@@ -164,7 +156,7 @@ def _add_target_flags(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--scale",
-        type=_scale,
+        type=scale_argument,
         help="partition model scale: every ceiling and capacity times this "
         "(default 0.1; orders 0.02; a replay: the trace's); auto: the largest round scale at "
         "which --rate offers the embedded engine at most half of its warm-up rate",

@@ -26,6 +26,7 @@ from loadgen.emulator.engines import (
     auto_scale,
     choose_engine,
     jvm_choice,
+    scale_argument,
     warm,
 )
 from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
@@ -81,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--scale",
-        type=_scale,
+        type=scale_argument,
         default=DEFAULT_SCALE,
         help=f"factor on every AWS capacity figure (default {DEFAULT_SCALE:g}), or auto: the "
         "largest round scale at which --launch-rate offers the engine at most half of what it "
@@ -160,15 +161,6 @@ def _parser() -> argparse.ArgumentParser:
         "(default %(default)s)",
     )
     return parser
-
-
-def _scale(text: str) -> float | str:
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number or auto (got {text!r})") from None
 
 
 def _auto_scale(args: argparse.Namespace, engine_rate: float | None) -> float:

@@ -15,6 +15,7 @@ only, so it does not qualify.)
 
 from __future__ import annotations
 
+import argparse
 import http.client
 import json
 import threading
@@ -41,6 +42,7 @@ __all__ = [
     "choose_engine",
     "jvm_choice",
     "pk_sk_table",
+    "scale_argument",
     "warm",
 ]
 
@@ -279,3 +281,13 @@ def pk_sk_table(name: str, *, index: tuple[str, str] | None = None) -> dict[str,
             }
         ]
     return table
+
+
+def scale_argument(text: str) -> float | str:
+    """``--scale`` as ``loadgen run`` and ``loadgen emulator`` read it: a number or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number or auto (got {text!r})") from None
