@@ -32,13 +32,11 @@ def pattern_rows(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for row in results["operations"]:
         name = row["name"]
         attempts = row["requests"] + row.get("retries", 0)
-        throttled = row["throttled_attempts"] / attempts if attempts else 0.0
         entry = rows.setdefault(name, {"attempts": 0, "throttled": 0, "hot_key": None})
         entry["attempts"] += attempts
         entry["throttled"] += row["throttled_attempts"]
         if row.get("hot_key"):
             entry["hot_key"] = row["hot_key"]
-        del throttled
     for name, entry in rows.items():
         share = entry["throttled"] / entry["attempts"] if entry["attempts"] else 0.0
         entry["throttled_share"] = share
