@@ -174,7 +174,7 @@ def test_default_run_throttles_the_single_counter_but_not_the_sharded_one(tmp_pa
     for design in ("single", "sharded"):
         out = tmp_path / f"{design}.json"
         result = loadgen(
-            "run", "counter", "--design", design, "--users", "10", "--duration", "8s",
+            "run", "counter", "--design", design, "--rate", "3000", "--duration", "8s",
             "--out", str(out),
         )  # fmt: skip
         assert result.returncode == 0, result.stderr[-3000:]
@@ -183,7 +183,8 @@ def test_default_run_throttles_the_single_counter_but_not_the_sharded_one(tmp_pa
         assert results["run"]["scale"] == 0.1
         assert results["totals"]["requests"] > 100
         throttled[design] = results["totals"]["throttled_attempts"] / results["totals"]["requests"]
-    # The single key throttles. Ten users as fast as the engine answers can still outrun the
-    # sharded table's scaled capacity where the engine is fast: far less, and on no one key.
-    assert throttled["single"] > 0.05
-    assert throttled["sharded"] < throttled["single"] / 10
+    # Launch traffic of 3,000 operations/s, offered at the same rate however fast the engine
+    # answers (closed-model users would offer more where it is faster): one key's partition
+    # serves 1,000 write units/s and throttles; ten shards carry it.
+    assert throttled["single"] > 0.3
+    assert throttled["sharded"] < 0.01
