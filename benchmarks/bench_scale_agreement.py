@@ -31,7 +31,7 @@ DESIGNS = {
     "sensor": ("by-time", "per-sensor"),
     "orders": ("hot-status", "sharded-status"),
 }
-"""Each workload's bad design, then its good one (README: the shipped workloads)."""
+"""Each workload's bad design, then its good one (docs/workloads.md)."""
 ENV = {
     **os.environ,
     "AWS_ACCESS_KEY_ID": "local",

@@ -544,7 +544,7 @@ def _engine_warning(config: RunConfig, target: Target) -> str | None:
         f"requests) and its engine, {target.engine}, answered its warm-up at "
         f"{target.engine_rate:,.0f} requests/s: the load may not be delivered; "
         "--engine moto answers in the emulator's own process and carries more where cores are "
-        "few (README: The embedded engine)"
+        "few (docs/targets.md: The embedded engine)"
     )
 
 

@@ -1,7 +1,7 @@
 """``loadgen run --rate``: the open model end to end, on real Locust runners and real targets.
 
 Rates stay modest (a few hundred operations/s at the target) so that a busy machine still
-delivers them; the README's figures come from longer runs.
+delivers them; the manual's figures come from longer runs.
 """
 
 from __future__ import annotations

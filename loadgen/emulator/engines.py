@@ -103,7 +103,7 @@ class Engine:
         return (
             "the embedded engine is moto, not DynamoDB Local: some of moto's answers differ "
             "from DynamoDB's (conditions it evaluates otherwise, expressions it accepts or "
-            "cannot read, the order of binary keys; README: The embedded engine lists them), "
+            "cannot read, the order of binary keys; docs/targets.md lists them), "
             "though the partition model throttles and prices alike on both. "
             f"{self.fallback_reason}"
         )
