@@ -177,7 +177,7 @@ def test_loadgen_gate_and_report_reprice_with_prices_files(tmp_path: Path) -> No
     doubled = json.loads((ROOT / "loadgen/pricing/prices.json").read_text())
     for figures in doubled["regions"]["us-east-1"]["classes"].values():
         for figure in figures.values():
-            figure["usd"] /= 2
+            figure["price"] /= 2
     cheap = tmp_path / "half.json"
     cheap.write_text(json.dumps(doubled))
 
