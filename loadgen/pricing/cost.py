@@ -342,8 +342,8 @@ def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> l
     unpriced = section["prices"].get("unpriced") or []
     if unpriced:
         note = (
-            f"-: no price; the page {section['prices']['region']}'s figures were read on did "
-            f"not show {', '.join(unpriced)} (see {section['prices']['file']})."
+            f"-: not priced: {section['prices']['region']}'s prices page, as read, does not "
+            f"show {', '.join(unpriced)} (see {section['prices']['file']})."
         )
         lines += textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="    ")
     lines += textwrap.wrap(section["counted"], 100, initial_indent="  ", subsequent_indent="    ")
