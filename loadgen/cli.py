@@ -440,9 +440,12 @@ def _after_run(config: RunConfig, run: Any) -> int:
     """Run, then report and gate: bad thresholds or a missing matplotlib fail before the run."""
     thresholds = None
     if config.gate:
+        from loadgen.verdict.checks import refuse_other_currency
         from loadgen.verdict.thresholds import load_thresholds
 
         thresholds = load_thresholds(config.gate)
+        prices = config.load_prices()  # a yuan budget held to a dollar limit fails before the run
+        refuse_other_currency(thresholds, prices.currency, prices.region)
     if config.report:
         from loadgen.verdict.report import require_matplotlib
 

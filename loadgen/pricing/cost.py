@@ -13,6 +13,10 @@ The arithmetic, from units per second at AWS scale (a run's measured ones, or
 
 each for the Standard and the Standard-IA table class. The free tier is not subtracted.
 
+Figures are in the region's currency (``section["prices"]["currency"]``; the ``*_usd`` keys
+keep their first name for results files already written). A figure whose price the region's
+page did not show is ``None``, and so is any sum it enters: printed ``-``.
+
     usage = [Usage("ph-counter", read=50.0, write=200.0, peak_read=60.0, peak_write=230.0)]
     section = monthly_cost(usage, {"ph-counter": 2_000_000}, load_prices())
     print("\\n".join(format_cost(section)))
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +36,9 @@ __all__ = [
     "COUNTED",
     "TARGET_UTILIZATION",
     "Usage",
+    "currency_of",
     "format_cost",
+    "format_money",
     "format_usd",
     "monthly_cost",
     "on_demand_usd",
@@ -72,29 +78,52 @@ class Usage:
         return self.scope.split("/", 1)[0]
 
 
+def _times(amount: float, price: float | None) -> float | None:
+    """``amount`` at ``price``; none of a thing costs nothing, priced or not."""
+    if amount == 0:
+        return 0.0
+    return None if price is None else amount * price
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    """The sum, or None when any part has no price."""
+    total = 0.0
+    for value in values:
+        if value is None:
+            return None
+        total += value
+    return total
+
+
 def on_demand_usd(
     read_per_s: float, write_per_s: float, prices: ClassPrices, hours: float
-) -> float:
-    """A month of on-demand request units at a steady mean rate."""
+) -> float | None:
+    """A month of on-demand request units at a steady mean rate, in the prices' currency."""
     seconds = 3600.0 * hours
-    return (
-        read_per_s * seconds / 1e6 * prices.on_demand_read_per_million
-        + write_per_s * seconds / 1e6 * prices.on_demand_write_per_million
+    return _sum(
+        (
+            _times(read_per_s * seconds / 1e6, prices.on_demand_read_per_million),
+            _times(write_per_s * seconds / 1e6, prices.on_demand_write_per_million),
+        )
     )
 
 
 def provisioned_usd(
     read_units: float, write_units: float, prices: ClassPrices, hours: float
-) -> float:
-    """A month of provisioned read and write capacity units."""
-    return (
-        read_units * prices.provisioned_rcu_hour + write_units * prices.provisioned_wcu_hour
-    ) * hours
+) -> float | None:
+    """A month of provisioned read and write capacity units, in the prices' currency."""
+    hourly = _sum(
+        (
+            _times(read_units, prices.provisioned_rcu_hour),
+            _times(write_units, prices.provisioned_wcu_hour),
+        )
+    )
+    return None if hourly is None else hourly * hours
 
 
-def storage_usd(stored_bytes: float, prices: ClassPrices, gb_bytes: int) -> float:
-    """A month of stored bytes."""
-    return stored_bytes / gb_bytes * prices.storage_gb_month
+def storage_usd(stored_bytes: float, prices: ClassPrices, gb_bytes: int) -> float | None:
+    """A month of stored bytes, in the prices' currency."""
+    return _times(stored_bytes / gb_bytes, prices.storage_gb_month)
 
 
 def needed_capacity(peak_per_s: float, target: float) -> int:
@@ -103,8 +132,12 @@ def needed_capacity(peak_per_s: float, target: float) -> int:
     return max(1, math.ceil(round(peak_per_s / target, 9)))
 
 
-def _by_class(fn: Any) -> dict[str, float]:
-    return {name: round(float(fn(name)), 6) for name in CLASSES}
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _by_class(fn: Any) -> dict[str, float | None]:
+    return {name: _round(fn(name)) for name in CLASSES}
 
 
 def monthly_cost(
@@ -164,13 +197,16 @@ def monthly_cost(
             },
         )
         for c in CLASSES:
-            table["on_demand_usd"][c] += row["on_demand_usd"][c]
-            table["provisioned_usd"][c] += row["provisioned"]["usd"][c]
+            table["on_demand_usd"][c] = _sum((table["on_demand_usd"][c], row["on_demand_usd"][c]))
+            table["provisioned_usd"][c] = _sum(
+                (table["provisioned_usd"][c], row["provisioned"]["usd"][c])
+            )
         if row["provisioned_as_run"] is not None:
             table["provisioned_as_run"] = True
-            table["as_run_usd"] += row["provisioned_as_run"]["usd"]["standard"]
+            as_run = row["provisioned_as_run"]["usd"]["standard"]
         else:
-            table["as_run_usd"] += row["on_demand_usd"]["standard"]
+            as_run = row["on_demand_usd"]["standard"]
+        table["as_run_usd"] = _sum((table["as_run_usd"], as_run))
     for name in {*stored_bytes} - {*tables}:
         if "/" not in name:
             tables[name] = {
@@ -189,26 +225,27 @@ def monthly_cost(
             else None
         )
         for key in ("on_demand_usd", "provisioned_usd"):
-            table[key] = {c: round(v, 6) for c, v in table[key].items()}
+            table[key] = {c: _round(v) for c, v in table[key].items()}
         storage = table["storage_usd"]["standard"] if table["storage_usd"] else 0.0
-        table["monthly_usd"] = round(table["as_run_usd"] + storage, 6)
+        table["monthly_usd"] = _round(_sum((table["as_run_usd"], storage)))
         del table["as_run_usd"]
     total = {
-        "on_demand_usd": _by_class(lambda c: sum(t["on_demand_usd"][c] for t in tables.values())),
+        "on_demand_usd": _by_class(lambda c: _sum(t["on_demand_usd"][c] for t in tables.values())),
         "provisioned_usd": _by_class(
-            lambda c: sum(t["provisioned_usd"][c] for t in tables.values())
+            lambda c: _sum(t["provisioned_usd"][c] for t in tables.values())
         ),
         "storage_usd": _by_class(
-            lambda c: sum((t["storage_usd"] or {}).get(c, 0.0) for t in tables.values())
+            lambda c: _sum((t["storage_usd"] or {}).get(c, 0.0) for t in tables.values())
         )
         if any(t["storage_usd"] for t in tables.values())
         else None,
-        "monthly_usd": round(sum(t["monthly_usd"] for t in tables.values()), 6),
+        "monthly_usd": _round(_sum(t["monthly_usd"] for t in tables.values())),
     }
     return {
         "basis": basis,
         "how": how,
         "prices": prices.to_dict(),
+        "currency": prices.currency,
         "stamp": prices.stamp(),
         "target_utilization": target,
         "scopes": scopes,
@@ -218,16 +255,38 @@ def monthly_cost(
     }
 
 
-def format_usd(value: float | None) -> str:
-    """Dollars to the cent; under a dollar, to four places (a pattern of a few units/s)."""
+_SYMBOL = {"USD": "$", "CNY": "¥"}
+"""How a currency's amounts print; another code prints before the amount (``EUR 1.50``)."""
+
+
+def format_money(value: float | None, currency: str = "USD") -> str:
+    """To the cent (or fen); under one, to four places (a pattern of a few units/s)."""
     if value is None:
         return "-"
-    return f"${value:,.2f}" if value >= 0.995 or value == 0 else f"${value:,.4f}".rstrip("0")
+    mark = _SYMBOL.get(currency, f"{currency} ")
+    return (
+        f"{mark}{value:,.2f}" if value >= 0.995 or value == 0 else f"{mark}{value:,.4f}".rstrip("0")
+    )
+
+
+def format_usd(value: float | None) -> str:
+    """Dollars to the cent; under a dollar, to four places (a pattern of a few units/s)."""
+    return format_money(value, "USD")
+
+
+def currency_of(section: Mapping[str, Any]) -> str:
+    """The currency of a cost section (USD for one written before sections named theirs)."""
+    return str(section.get("currency") or section.get("prices", {}).get("currency") or "USD")
 
 
 def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> list[str]:
     """The cost section as the summary and ``loadgen check`` print it."""
     stamp = section["stamp"]
+    currency = currency_of(section)
+
+    def money(value: float | None) -> str:
+        return format_money(value, currency)
+
     target = section["target_utilization"]
     hours = section["prices"]["hours_per_month"]
     how = (
@@ -235,7 +294,7 @@ def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> l
         f"the peak second at {target:.0%} utilisation."
     )
     lines = [
-        f"{title} ({section['basis']}; {stamp}; USD):",
+        f"{title} ({section['basis']}; {stamp}; {currency}):",
         *textwrap.wrap(how, 100, initial_indent="  ", subsequent_indent="    "),
         f"  {'Table or index':<22} {'read u/s':>9} {'write u/s':>9} {'on-demand':>11} "
         f"{'peak r/w u/s':>13}  provisioned at peak (units)",
@@ -246,15 +305,15 @@ def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> l
         lines.append(
             f"  {row['scope']:<22} {row['read_units_per_s']:>9,.1f} "
             f"{row['write_units_per_s']:>9,.1f} "
-            f"{format_usd(row['on_demand_usd']['standard']):>11} {peak:>13}  "
-            f"{format_usd(prov['usd']['standard'])} "
+            f"{money(row['on_demand_usd']['standard']):>11} {peak:>13}  "
+            f"{money(prov['usd']['standard'])} "
             f"({prov['read_capacity']:,}/{prov['write_capacity']:,} r/w)"
         )
         as_run = row.get("provisioned_as_run")
         if as_run:
             lines.append(
                 f"  {'':<22} provisioned as run: {as_run['read_capacity']:,.0f} RCU, "
-                f"{as_run['write_capacity']:,.0f} WCU = {format_usd(as_run['usd']['standard'])}"
+                f"{as_run['write_capacity']:,.0f} WCU = {money(as_run['usd']['standard'])}"
             )
     lines.append("  Per table, Standard / Standard-IA: on-demand, provisioned at peak, storage")
     for name, table in section["tables"].items():
@@ -262,11 +321,11 @@ def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> l
         stored = (
             "not known"
             if storage is None
-            else f"{table['storage_bytes'] / 1e6:,.1f} MB {format_usd(storage['standard'])} / "
-            f"{format_usd(storage['standard_ia'])}"
+            else f"{table['storage_bytes'] / 1e6:,.1f} MB {money(storage['standard'])} / "
+            f"{money(storage['standard_ia'])}"
         )
         pair = [
-            f"{format_usd(table[key]['standard'])} / {format_usd(table[key]['standard_ia'])}"
+            f"{money(table[key]['standard'])} / {money(table[key]['standard_ia'])}"
             for key in ("on_demand_usd", "provisioned_usd")
         ]
         lines.append(f"    {name:<22} {pair[0]:>23} {pair[1]:>23}  {stored}")
@@ -275,12 +334,17 @@ def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> l
     lines.append(f"  Total a month ({stamp}):")
     for name in CLASSES:
         lines.append(
-            f"    {_LABEL[name]:<12} on-demand {format_usd(total['on_demand_usd'][name]):>11}  "
-            f"provisioned {format_usd(total['provisioned_usd'][name]):>11}  "
-            f"storage {format_usd(storage.get(name)):>9}"
+            f"    {_LABEL[name]:<12} on-demand {money(total['on_demand_usd'][name]):>11}  "
+            f"provisioned {money(total['provisioned_usd'][name]):>11}  "
+            f"storage {money(storage.get(name)):>9}"
         )
-    lines.append(
-        f"    The tables as run (Standard, with storage): {format_usd(total['monthly_usd'])}"
-    )
+    lines.append(f"    The tables as run (Standard, with storage): {money(total['monthly_usd'])}")
+    unpriced = section["prices"].get("unpriced") or []
+    if unpriced:
+        note = (
+            f"-: not priced: {section['prices']['region']}'s prices page, as read, does not "
+            f"show {', '.join(unpriced)} (see {section['prices']['file']})."
+        )
+        lines += textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="    ")
     lines += textwrap.wrap(section["counted"], 100, initial_indent="  ", subsequent_indent="    ")
     return lines

@@ -5,15 +5,21 @@ page it belongs to, the date it was read and whether that page showed it; ``--pr
 reads another file of the same shape. A file that does not parse, or lacks a figure, raises
 `ConfigError` naming the value and what was expected (the CLI exits 2).
 
+Each region's table is in its own currency (``"currency": "CNY"`` for the China regions; USD
+where a file names none). A figure is ``null`` where the page read did not show it: the cost
+it would price is then no figure (``None``), never a guess.
+
     prices = load_prices(region="us-east-1")
     prices.on_demand_write_per_million          # 0.625 (Standard table class)
     prices.of("standard_ia").storage_gb_month   # 0.1
+    load_prices(region="cn-north-1").currency   # 'CNY'
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -33,18 +39,18 @@ FIGURES = (
     "provisioned_wcu_hour",
     "storage_gb_month",
 )
-"""The figures each table class needs, in USD."""
+"""The figures each table class needs, in the region's currency."""
 
 
 @dataclass(frozen=True)
 class ClassPrices:
-    """One table class's prices in one region, USD."""
+    """One table class's prices in one region, in its currency; None: not on the page read."""
 
-    on_demand_read_per_million: float
-    on_demand_write_per_million: float
-    provisioned_rcu_hour: float
-    provisioned_wcu_hour: float
-    storage_gb_month: float
+    on_demand_read_per_million: float | None
+    on_demand_write_per_million: float | None
+    provisioned_rcu_hour: float | None
+    provisioned_wcu_hour: float | None
+    storage_gb_month: float | None
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,12 @@ class Prices:
     sources: tuple[str, ...]
     """The AWS pages the figures belong to."""
     classes: dict[str, ClassPrices]
+    currency: str = "USD"
+    """ISO 4217 code of every figure in the table: ``USD``, ``CNY``."""
+    partly_verified: bool = False
+    """True when some figures, not all, were read on AWS's own page."""
+    unpriced: tuple[str, ...] = ()
+    """``class.figure`` of each figure the page read did not show: ``standard.storage_gb_month``."""
     hours_per_month: float = 730.0
     gb_bytes: int = 1024**3
     origin: str = "loadgen/pricing/prices.json"
@@ -69,38 +81,55 @@ class Prices:
         return self.classes[table_class]
 
     @property
-    def on_demand_write_per_million(self) -> float:
+    def on_demand_write_per_million(self) -> float | None:
         return self.classes["standard"].on_demand_write_per_million
 
     def stamp(self) -> str:
         """``us-east-1, prices read 2026-11-25 (unverified)``: printed with every figure."""
-        return f"{self.region}, prices read {self.read_on}" + (
-            "" if self.verified else " (unverified)"
-        )
+        if self.verified:
+            mark = ""
+        elif self.partly_verified:
+            mark = " (partly verified)"
+        else:
+            mark = " (unverified)"
+        return f"{self.region}, prices read {self.read_on}{mark}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "region": self.region,
             "read_on": self.read_on,
             "verified": self.verified,
+            "partly_verified": self.partly_verified,
+            "currency": self.currency,
+            "unpriced": list(self.unpriced),
             "sources": list(self.sources),
             "file": self.origin,
             "hours_per_month": self.hours_per_month,
         }
 
 
-def _figure(where: str, value: Any) -> tuple[float, str | None, bool]:
-    """A figure is a number, or ``{"usd": number, "source": url, "verified": bool}``."""
+def _number(where: str, value: Any, currency: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(f"{where}: expected a price in {currency}, a number >= 0 (got {value!r})")
+    if value < 0:
+        raise ConfigError(f"{where}: expected a price in {currency}, a number >= 0 (got {value!r})")
+    return float(value)
+
+
+def _figure(where: str, value: Any, currency: str) -> tuple[float | None, str | None, bool]:
+    """A figure is a number, or ``{"price": number or null, "source": url, "verified": bool}``
+    (``"usd"`` for ``"price"`` in files of the first shape); null: the page did not show it."""
     source, verified = None, True
     if isinstance(value, dict):
         source = value.get("source")
         verified = bool(value.get("verified", True))
-        value = value.get("usd")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConfigError(f"{where}: expected a price in USD, a number >= 0 (got {value!r})")
-    if value < 0:
-        raise ConfigError(f"{where}: expected a price in USD, a number >= 0 (got {value!r})")
-    return float(value), source if isinstance(source, str) else None, verified
+        key = "price" if "price" in value else "usd"
+        if key not in value:
+            raise ConfigError(f"{where}: expected 'price', a number >= 0 or null (got {value!r})")
+        value = value[key]
+        if value is None:
+            return None, source if isinstance(source, str) else None, False
+    return _number(where, value, currency), source if isinstance(source, str) else None, verified
 
 
 def parse_prices(data: Any, region: str, origin: str) -> Prices:
@@ -121,8 +150,15 @@ def parse_prices(data: Any, region: str, origin: str) -> Prices:
         raise ConfigError(
             f"{where}.classes: expected a mapping with 'standard' (got {classes_in!r})"
         )
+    currency = body.get("currency", data.get("currency", "USD"))
+    if not isinstance(currency, str) or not re.fullmatch(r"[A-Z]{3}", currency):
+        raise ConfigError(
+            f"{where}.currency: expected a currency code such as USD or CNY (got {currency!r})"
+        )
     sources: list[str] = []
     verified = bool(body.get("verified", True))
+    seen: list[bool] = []
+    unpriced: list[str] = []
     classes: dict[str, ClassPrices] = {}
     for name, figures in classes_in.items():
         if name not in CLASSES:
@@ -131,13 +167,17 @@ def parse_prices(data: Any, region: str, origin: str) -> Prices:
             )
         if not isinstance(figures, dict):
             raise ConfigError(f"{where}.classes.{name}: expected a mapping of prices")
-        values: dict[str, float] = {}
+        values: dict[str, float | None] = {}
         for figure in FIGURES:
             if figure not in figures:
                 raise ConfigError(f"{where}.classes.{name}: lacks {figure} (expected a price)")
-            value, source, ok = _figure(f"{where}.classes.{name}.{figure}", figures[figure])
+            value, source, ok = _figure(
+                f"{where}.classes.{name}.{figure}", figures[figure], currency
+            )
             values[figure] = value
-            verified = verified and ok
+            seen.append(ok)
+            if value is None:
+                unpriced.append(f"{name}.{figure}")
             if source and source not in sources:
                 sources.append(source)
         classes[name] = ClassPrices(**values)
@@ -149,7 +189,10 @@ def parse_prices(data: Any, region: str, origin: str) -> Prices:
             f"{where}.read_on: expected the date the prices were read (got {read_on!r})"
         )
     hours = data.get("hours_per_month", 730)
-    hours_value, _, _ = _figure(f"{origin}: hours_per_month", hours)
+    if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 < hours < math.inf:
+        raise ConfigError(
+            f"{origin}: hours_per_month: expected hours, a number > 0 (got {hours!r})"
+        )
     gb = data.get("gb_bytes", 1024**3)
     if isinstance(gb, bool) or not isinstance(gb, int) or gb <= 0:
         raise ConfigError(
@@ -158,11 +201,14 @@ def parse_prices(data: Any, region: str, origin: str) -> Prices:
     return Prices(
         region=region,
         read_on=read_on,
-        verified=verified,
+        verified=verified and all(seen),
         status=str(body.get("status", "")),
+        currency=currency,
+        partly_verified=any(seen) and not all(seen),
+        unpriced=tuple(unpriced),
         sources=tuple(sources),
         classes=classes,
-        hours_per_month=hours_value,
+        hours_per_month=float(hours),
         gb_bytes=gb,
         origin=origin,
     )

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from loadgen.pricing import Prices
+from loadgen.errors import ConfigError
+from loadgen.pricing import Prices, currency_of
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.cost import cost_of
@@ -311,6 +312,20 @@ def _cost_check(gate: Gate, target: str, section: dict[str, Any]) -> Check:
     return _verdict(gate, target, 0.0, "no units consumed: ", f"; {stamp}")
 
 
+COST_GATE = "max_monthly_cost_usd"
+
+
+def refuse_other_currency(thresholds: Thresholds, currency: str, region: str) -> None:
+    """The cost gate's limit is in US dollars: a region priced in another currency is a
+    ConfigError naming it, never a yuan figure held to a dollar limit (no rate is applied)."""
+    if currency != "USD" and any(g.name == COST_GATE for g in thresholds.gates):
+        raise ConfigError(
+            f"{COST_GATE} is a limit in USD, but {region}'s prices are in {currency} and no "
+            "exchange rate is applied: gate the cost at prices in USD (--prices-region "
+            "us-east-1, or a --prices file) or leave the cost gate out"
+        )
+
+
 def evaluate(
     results: dict[str, Any],
     thresholds: Thresholds,
@@ -334,8 +349,9 @@ def evaluate(
         if gate.name == "min_patterns_passed_ratio":
             checks.append(_patterns_check(gate, results))
             continue
-        if gate.name == "max_monthly_cost_usd":
+        if gate.name == COST_GATE:
             section = cost_of(results, prices, scale=thresholds.settings.scale)
+            refuse_other_currency(thresholds, currency_of(section), section["prices"]["region"])
             if gate.section == "run":
                 checks.append(_cost_check(gate, "run", section))
                 continue

@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from loadgen.pricing import Prices, format_usd, load_prices
+from loadgen.pricing import Prices, format_money, load_prices
 from loadgen.verdict.cost import cost_of, pattern_costs
 
 __all__ = ["THROTTLED_FAIL", "compare_designs", "compare_html", "pattern_rows"]
@@ -51,6 +51,11 @@ def pattern_rows(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def compare_designs(runs: list[dict[str, Any]], prices: Prices | None = None) -> list[str]:
     """The side-by-side table, one line per pattern and design, then each design's cost."""
     prices = prices or load_prices()
+    currency = prices.currency
+
+    def money(value: float | None) -> str:
+        return format_money(value, currency)
+
     lines = [
         f"{'Pattern':<22} {'Design':<18} {'Verdict':<8} {'Throttled':>10} {'Hottest key':<32}"
         f" {'Share':>6} {'On-demand/month':>16}",
@@ -73,19 +78,22 @@ def compare_designs(runs: list[dict[str, Any]], prices: Prices | None = None) ->
             lines.append(
                 f"{pattern:<22} {design:<18} {row['verdict']:<8} "
                 f"{row['throttled_share']:>9.1%} {(hot or {}).get('key', '-')[:32]:<32} "
-                f"{(hot or {}).get('share', 0.0):>6.1%} {format_usd(costs.get(pattern)):>16}"
+                f"{(hot or {}).get('share', 0.0):>6.1%} {money(costs.get(pattern)):>16}"
             )
     failing = {d for d, rows, _ in per_design if any(r["verdict"] == "FAIL" for r in rows.values())}
     passing = [d for d, _, _ in per_design if d not in failing]
-    lines += ["", f"Cost a month per design ({prices.stamp()}; Standard table class; USD):"]
-    totals: dict[str, float] = {}
+    lines += [
+        "",
+        f"Cost a month per design ({prices.stamp()}; Standard table class; {prices.currency}):",
+    ]
+    totals: dict[str, float | None] = {}
     for design, _, results in per_design:
         total = cost_of(results, prices)["total"]
         totals[design] = total["on_demand_usd"]["standard"]
         lines.append(
-            f"  {design:<18} on-demand {format_usd(total['on_demand_usd']['standard']):>11}  "
-            f"provisioned {format_usd(total['provisioned_usd']['standard']):>11}  storage "
-            f"{format_usd((total['storage_usd'] or {}).get('standard')):>9}  "
+            f"  {design:<18} on-demand {money(total['on_demand_usd']['standard']):>11}  "
+            f"provisioned {money(total['provisioned_usd']['standard']):>11}  storage "
+            f"{money((total['storage_usd'] or {}).get('standard')):>9}  "
             f"{'FAIL' if design in failing else 'PASS'}"
         )
     lines.append("")
@@ -94,11 +102,14 @@ def compare_designs(runs: list[dict[str, Any]], prices: Prices | None = None) ->
         if passing
         else "No design passes every pattern"
     )
-    if passing:
-        cheapest = min(passing, key=lambda d: totals[d])
+    priced = [d for d in passing if totals[d] is not None]
+    if priced:
+        cheapest = min(priced, key=lambda d: totals[d] or 0.0)
         lines.append(
-            f"Cheapest that passes: {cheapest}, {format_usd(totals[cheapest])} a month on demand"
+            f"Cheapest that passes: {cheapest}, {money(totals[cheapest])} a month on demand"
         )
+    elif passing:
+        lines.append(f"Cheapest that passes: not known ({prices.region} has no on-demand price)")
     return lines
 
 

@@ -18,7 +18,15 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from loadgen.pricing import Prices, Usage, format_cost, format_usd, load_prices, monthly_cost
+from loadgen.pricing import (
+    Prices,
+    Usage,
+    currency_of,
+    format_cost,
+    format_money,
+    load_prices,
+    monthly_cost,
+)
 from loadgen.pricing.cost import on_demand_usd
 from loadgen.verdict import analysis
 
@@ -94,13 +102,14 @@ def cost_of(
     return run_cost(results, prices or load_prices(), scale=scale)
 
 
-def pattern_costs(results: dict[str, Any], prices: Prices) -> dict[str, float]:
+def pattern_costs(results: dict[str, Any], prices: Prices) -> dict[str, float | None]:
     """Per access pattern (operation rows' ``name``): its on-demand cost a month, Standard
-    class, from the units its calls consumed on every table and index (at AWS scale)."""
+    class, from the units its calls consumed on every table and index (at AWS scale), in the
+    prices' currency; None where the region's page gave no on-demand price."""
     factor = analysis.scale_of(results)
     duration = float(results.get("duration_s") or 0.0)
     standard = prices.of("standard")
-    costs: dict[str, float] = {}
+    costs: dict[str, float | None] = {}
     for row in results["operations"]:
         read = sum(float(u.get("read", 0.0)) for u in (row.get("units") or {}).values())
         write = sum(float(u.get("write", 0.0)) for u in (row.get("units") or {}).values())
@@ -109,7 +118,8 @@ def pattern_costs(results: dict[str, Any], prices: Prices) -> dict[str, float]:
         usd = on_demand_usd(
             read / duration / factor, write / duration / factor, standard, prices.hours_per_month
         )
-        costs[row["name"]] = costs.get(row["name"], 0.0) + usd
+        before = costs.get(row["name"], 0.0)
+        costs[row["name"]] = None if before is None or usd is None else before + usd
     return costs
 
 
@@ -119,10 +129,15 @@ def cost_html(section: dict[str, Any]) -> str:
     def e(value: Any) -> str:
         return html.escape(str(value))
 
-    def both(pair: dict[str, float] | None) -> str:
+    currency = currency_of(section)
+
+    def money(value: float | None) -> str:
+        return format_money(value, currency)
+
+    def both(pair: dict[str, float | None] | None) -> str:
         if pair is None:
             return "<td>-</td><td>-</td>"
-        return f"<td>{format_usd(pair['standard'])}</td><td>{format_usd(pair['standard_ia'])}</td>"
+        return f"<td>{money(pair['standard'])}</td><td>{money(pair['standard_ia'])}</td>"
 
     target = section["target_utilization"]
     head = (
@@ -136,7 +151,7 @@ def cost_html(section: dict[str, Any]) -> str:
         as_run = row["provisioned_as_run"]
         run_cell = (
             f"{as_run['read_capacity']:,.0f} RCU, {as_run['write_capacity']:,.0f} WCU: "
-            f"{format_usd(as_run['usd']['standard'])}"
+            f"{money(as_run['usd']['standard'])}"
             if as_run
             else "on demand"
         )
@@ -145,8 +160,8 @@ def cost_html(section: dict[str, Any]) -> str:
             f"<td>{row['read_units_per_s']:,.1f}</td><td>{row['write_units_per_s']:,.1f}</td>"
             f"{both(row['on_demand_usd'])}"
             f"<td>{row['peak_read_units_per_s']:,.1f} / {row['peak_write_units_per_s']:,.1f}</td>"
-            f"<td>{format_usd(prov['usd']['standard'])} ({prov['read_capacity']:,} RCU, "
-            f"{prov['write_capacity']:,} WCU)</td><td>{format_usd(prov['usd']['standard_ia'])}</td>"
+            f"<td>{money(prov['usd']['standard'])} ({prov['read_capacity']:,} RCU, "
+            f"{prov['write_capacity']:,} WCU)</td><td>{money(prov['usd']['standard_ia'])}</td>"
             f'<td class="text">{e(run_cell)}</td></tr>'
         )
     tables = []
@@ -156,7 +171,7 @@ def cost_html(section: dict[str, Any]) -> str:
             f'<tr><td class="text">{e(name)}</td>{both(table["on_demand_usd"])}'
             f"{both(table['provisioned_usd'])}"
             f"<td>{'-' if stored is None else f'{stored / 1e6:,.1f} MB'}</td>"
-            f"{both(table['storage_usd'])}<td>{format_usd(table['monthly_usd'])}</td></tr>"
+            f"{both(table['storage_usd'])}<td>{money(table['monthly_usd'])}</td></tr>"
         )
     table_head = (
         "<tr><th>Table</th><th>On-demand</th><th>On-demand, IA</th><th>Provisioned</th>"
@@ -165,7 +180,7 @@ def cost_html(section: dict[str, Any]) -> str:
     )
     hours = section["prices"]["hours_per_month"]
     note = (
-        f'<p class="note">USD a month, {e(section["stamp"])} ({e(section["basis"])}: '
+        f'<p class="note">{e(currency)} a month, {e(section["stamp"])} ({e(section["basis"])}: '
         f"{e(section['how'])}, {hours:g} hours). IA: the Standard-IA table class. Provisioned: "
         f"the capacity that carries the peak second at {target:.0%} utilisation. As run: "
         f"provisioned where the run's table had throughput, else on demand. "

@@ -77,3 +77,23 @@ def test_a_run_of_both_designs_measures_the_sharded_reads_extra_cost(tmp_path: P
     assert ten["read_units_per_s"] > 5 * one["read_units_per_s"]
     assert "Cost a month per design" in done.stdout
     assert "Cheapest that passes: sharded" in done.stdout
+
+
+def test_loadgen_check_prices_in_yuan_for_a_china_region() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgen", "check", COUNTER, "--design", "sharded",
+         "--prices-region", "cn-north-1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        "Cost a month, on paper (estimated; cn-north-1, prices read 2026-11-25 "
+        "(partly verified); CNY):" in lines
+    )
+    head = next(i for i, line in enumerate(lines) if line.startswith("  Table or index"))
+    # 750 read and 1,500 write units/s: 1,072 RCU and 2,143 WCU at 70%, at the China page's
+    # 0.058 CNY per 50 RCU-hours and per 10 WCU-hours, 730 hours. On demand: no price shown.
+    assert lines[head + 1].split()[:4] == ["ph-counter", "750.0", "1,500.0", "-"]
+    assert "¥9,981.23 (1,072/2,143 r/w)" in lines[head + 1]
+    assert "$" not in done.stdout

@@ -5,7 +5,9 @@ read on 2026-11-25 hold the unit rules only (see loadgen/pricing/prices.json). T
 examples below are the ones found in the stored pages, each cited with its page: AWS's own
 (the DynamoDB FAQ's provisioned example, at the prices of its day) and secondary ones that
 work AWS's us-east-1 figures. Each is run through the package's arithmetic with the example's
-own prices, so the arithmetic, not a price, is what is held.
+own prices, so the arithmetic, not a price, is what is held. AWS's China page shows its
+provisioned rates in yuan but its stored copies end before its Pricing Examples: the China
+tests hold the arithmetic to those rates, per unit-hour as the page states them.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import pytest
 
 from loadgen.errors import ConfigError
-from loadgen.pricing import Usage, load_prices, monthly_cost
+from loadgen.pricing import Usage, format_cost, format_money, load_prices, monthly_cost
 from loadgen.pricing.cost import (
     needed_capacity,
     on_demand_usd,
@@ -204,3 +206,102 @@ def test_loadgen_check_exits_2_on_bad_prices_with_one_line(flags: tuple[str, str
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
     assert flags[1] in done.stderr
+
+
+# AWS's China pricing page, https://www.amazonaws.cn/en/dynamodb/pricing/ (read 2026-11-25),
+# for the China (Beijing) and China (Ningxia) Regions: provisioned capacity at "¥ 0.058 for
+# every 10 units of write capacity" and "¥ 0.058 for every 50 units of read capacity" an hour
+# (Standard), ¥ 0.0725 for each (Standard-IA). Its Pricing Examples section is not in the
+# stored copies, so these hold the arithmetic to the page's own rates, to the fen.
+CHINA = ("cn-north-1", "cn-northwest-1")
+
+
+def fen(value: float | None) -> str:
+    assert value is not None
+    return f"¥{value:,.2f}"
+
+
+@pytest.mark.parametrize("region", CHINA)
+def test_the_china_pages_rates_price_10_wcu_and_50_rcu_an_hour_at_its_own_figure(
+    region: str,
+) -> None:
+    prices = load_prices(region=region)
+    standard, ia = prices.of("standard"), prices.of("standard_ia")
+    assert provisioned_usd(0, 10, standard, hours=1) == pytest.approx(0.058, abs=1e-12)
+    assert provisioned_usd(50, 0, standard, hours=1) == pytest.approx(0.058, abs=1e-12)
+    assert provisioned_usd(0, 10, ia, hours=1) == pytest.approx(0.0725, abs=1e-12)
+    assert provisioned_usd(50, 0, ia, hours=1) == pytest.approx(0.0725, abs=1e-12)
+    # The FAQ's example table (10 WCU, 200 RCU) at the China page's rates: 0.058 + 4 x 0.058.
+    assert fen(provisioned_usd(200, 10, standard, hours=1)) == "¥0.29"
+    # A month of 10 WCU and 50 RCU: 0.116 x 730 hours; Standard-IA 0.145 x 730.
+    assert fen(provisioned_usd(50, 10, standard, prices.hours_per_month)) == "¥84.68"
+    assert fen(provisioned_usd(50, 10, ia, prices.hours_per_month)) == "¥105.85"
+
+
+@pytest.mark.parametrize("region", CHINA)
+def test_the_china_tables_are_in_yuan_and_leave_out_what_the_page_did_not_show(
+    region: str,
+) -> None:
+    prices = load_prices(region=region)
+    assert prices.currency == "CNY" and not prices.verified and prices.partly_verified
+    assert prices.stamp() == f"{region}, prices read 2026-11-25 (partly verified)"
+    assert prices.sources == ("https://www.amazonaws.cn/en/dynamodb/pricing/",)
+    assert prices.unpriced == tuple(
+        f"{c}.{f}"
+        for c in ("standard", "standard_ia")
+        for f in ("on_demand_read_per_million", "on_demand_write_per_million", "storage_gb_month")
+    )
+    data = json.loads((ROOT / "loadgen/pricing/prices.json").read_text())
+    for figures in data["regions"][region]["classes"].values():
+        for figure in figures.values():
+            assert figure["verified"] == (figure["price"] is not None)
+
+
+def test_a_cost_without_a_price_is_no_figure_and_so_is_every_sum_it_enters() -> None:
+    prices = load_prices(region="cn-north-1")
+    usage = [
+        Usage("t", read=10.0, write=20.0, peak_read=14.0, peak_write=28.0),
+        Usage("u", read=1.0, write=1.0, peak_read=1.0, peak_write=1.0, provisioned=(5.0, 5.0)),
+    ]
+    section = monthly_cost(usage, {"t": prices.gb_bytes}, prices)
+    assert section["currency"] == "CNY" and section["prices"]["currency"] == "CNY"
+    t, u = section["tables"]["t"], section["tables"]["u"]
+    assert t["on_demand_usd"] == {"standard": None, "standard_ia": None}
+    assert t["storage_usd"] == {"standard": None, "standard_ia": None}
+    assert t["monthly_usd"] is None  # on demand as run, unpriced
+    # u ran provisioned, with no storage known: priced at the page's rates.
+    assert fen(u["monthly_usd"]) == fen(provisioned_usd(5, 5, prices.of("standard"), 730))
+    assert section["total"]["monthly_usd"] is None
+    assert section["total"]["provisioned_usd"]["standard"] is not None
+    # None of a thing costs nothing, priced or not.
+    assert on_demand_usd(0.0, 0.0, prices.of("standard"), 730) == 0.0
+    assert storage_usd(0, prices.of("standard"), prices.gb_bytes) == 0.0
+    printed = "\n".join(format_cost(section))
+    assert "; CNY):" in printed and "¥" in printed and "$" not in printed
+    assert "-: not priced: cn-north-1's prices page, as read, does not show" in printed
+
+
+def test_money_prints_in_the_regions_currency() -> None:
+    assert format_money(1234.5, "USD") == "$1,234.50"
+    assert format_money(1234.5, "CNY") == "¥1,234.50"
+    assert format_money(0.0058, "CNY") == "¥0.0058"
+    assert format_money(2.0, "EUR") == "EUR 2.00"
+    assert format_money(None, "CNY") == "-"
+
+
+def test_a_prices_file_of_the_first_shape_still_reads_and_a_currency_is_a_code(
+    tmp_path: Path,
+) -> None:
+    figures = {
+        name: {"usd": 1.0, "source": "https://example.test/"}
+        for name in prices_file()["regions"]["xx-test-1"]["classes"]["standard"]
+    }
+    body = {"regions": {"xx-1": {"read_on": "2026-11-25", "classes": {"standard": figures}}}}
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(body))
+    prices = load_prices(path, region="xx-1")
+    assert prices.currency == "USD" and prices.of("standard").storage_gb_month == 1.0
+    body["regions"]["xx-1"]["currency"] = "yuan"
+    path.write_text(json.dumps(body))
+    with pytest.raises(ConfigError, match=r"currency: expected a currency code .* \(got 'yuan'\)"):
+        load_prices(path, region="xx-1")

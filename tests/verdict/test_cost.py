@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from loadgen.errors import ConfigError
 from loadgen.pricing import load_prices
 from loadgen.pricing.cost import needed_capacity, on_demand_usd, provisioned_usd
 from loadgen.verdict.checks import FAIL, PASS, evaluate
@@ -125,8 +126,6 @@ def test_the_gate_fails_a_run_over_its_monthly_cost_limit() -> None:
 
 
 def test_the_cost_gate_takes_a_number_of_dollars() -> None:
-    from loadgen.errors import ConfigError
-
     with pytest.raises(ConfigError, match=r"max_monthly_cost_usd: expected US dollars"):
         parse_thresholds({"run": {"max_monthly_cost_usd": -1}})
     with pytest.raises(ConfigError, match="applies to run and tables, not operations"):
@@ -177,7 +176,7 @@ def test_loadgen_gate_and_report_reprice_with_prices_files(tmp_path: Path) -> No
     doubled = json.loads((ROOT / "loadgen/pricing/prices.json").read_text())
     for figures in doubled["regions"]["us-east-1"]["classes"].values():
         for figure in figures.values():
-            figure["usd"] /= 2
+            figure["price"] /= 2
     cheap = tmp_path / "half.json"
     cheap.write_text(json.dumps(doubled))
 
@@ -192,3 +191,31 @@ def test_loadgen_gate_and_report_reprice_with_prices_files(tmp_path: Path) -> No
     assert done.returncode == 0, done.stdout  # half the prices: about $1,350
     bad = loadgen("gate", str(path), "--thresholds", str(limits), "--prices-region", "xx-9")
     assert bad.returncode == 2 and "unknown region 'xx-9'" in bad.stderr
+
+
+def test_the_dollar_cost_gate_refuses_a_region_priced_in_yuan(tmp_path: Path) -> None:
+    results = counter_run(0.5)
+    limits = {"run": {"max_monthly_cost_usd": 2000}}
+    with pytest.raises(ConfigError, match=r"cn-north-1's prices are in CNY"):
+        evaluate(results, parse_thresholds(limits), prices=load_prices(region="cn-north-1"))
+    # Gates other than the cost gate read no price: they still run.
+    other = parse_thresholds({"run": {"max_failure_ratio": 0.01}})
+    assert evaluate(results, other, prices=load_prices(region="cn-north-1")).exit_code == 0
+
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    thresholds = tmp_path / "t.yaml"
+    thresholds.write_text("run:\n  max_monthly_cost_usd: 2000\n")
+    for argv in (
+        ["gate", str(path), "--thresholds", str(thresholds)],
+        # loadgen run refuses before it starts a target.
+        ["run", "counter", "--duration", "1s", "--gate", str(thresholds)],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "loadgen", *argv, "--prices-region", "cn-north-1"],
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+        assert "max_monthly_cost_usd is a limit in USD" in done.stderr and "CNY" in done.stderr
+        assert "Target:" not in done.stderr
