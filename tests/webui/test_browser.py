@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -24,15 +23,10 @@ import pytest
 
 from loadgen.emulator.embedded import EmbeddedEmulator
 from loadgen.webui.routes import COLUMNS
+from tests.browser import ARTIFACTS, browse
 from tests.conftest import free_port, installed
 
 ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = Path(os.environ.get("PARTITION_HEAT_ARTIFACTS") or ROOT / "out" / "test-artifacts")
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--hide-scrollbars",
-]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -110,24 +104,6 @@ def wait_for(url: str, ready: Any, timeout: float = 30.0) -> dict[str, Any]:
             return view
         time.sleep(0.5)
     pytest.fail(f"the view never got ready: {json.dumps(view)[:2000]}")
-
-
-def browse(chromium: str, url: str, tmp_path: Path, screenshot: Path | None = None) -> str:
-    """The DOM of ``url`` once its scripts ran (and a screenshot, when asked)."""
-    profile = tmp_path / f"chromium-{time.monotonic_ns()}"
-    flags = [*CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=6000"]
-    if screenshot is not None:
-        screenshot.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [chromium, *flags, "--window-size=1280,1000", f"--screenshot={screenshot}", url],
-            capture_output=True, timeout=60, check=True,
-        )  # fmt: skip
-        assert screenshot.stat().st_size > 10_000
-    done = subprocess.run(
-        [chromium, *flags, "--window-size=1280,1000", "--dump-dom", url],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    return done.stdout
 
 
 class Cells(HTMLParser):
