@@ -134,9 +134,11 @@ def test_designs_on_dynamodb_local(tmp_path, dynamodb_local_endpoint, workload, 
 
 
 def test_other_workload_options_reach_the_workload(tmp_path) -> None:
+    # On the embedded moto, as the next two: what they check does not depend on the engine,
+    # and moto starts in a second where DynamoDB Local's JVM takes several.
     results = run_workload(
         tmp_path, "counter", "sharded", "--shards", "3", "--mix", "increment=1,read=0",
-        "--distribution", "uniform",
+        "--distribution", "uniform", "--engine", "moto",
     )  # fmt: skip
     assert {row["name"] for row in results["operations"]} == {"counter.increment"}
     keys = {row["key"] for row in results["hot_keys"]}
@@ -150,7 +152,9 @@ def test_config_file_settings_with_flags_overriding(tmp_path) -> None:
         "users: 2\nduration: 3s\ndesign: single\ndistribution: hotspot:0.2:0.8\nkeys: 50\n"
         f"out: {out}\noptions:\n  mix: increment=1,read=1\n"
     )
-    result = loadgen("run", "counter", "--config", str(config), "--design", "sharded")
+    result = loadgen(
+        "run", "counter", "--config", str(config), "--design", "sharded", "--engine", "moto"
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     run = json.loads(out.read_text())["run"]
     assert run["design"] == "sharded"
@@ -162,7 +166,7 @@ def test_interrupted_run_still_writes_results(tmp_path) -> None:
     out = tmp_path / "out.json"
     process = subprocess.Popen(
         [sys.executable, "-m", "loadgen", "run", "counter", "--duration", "60s", "--users", "2",
-         "--out", str(out)],
+         "--engine", "moto", "--out", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     # Wait for the first progress line ("[    2s] users ..."): the users are running.
