@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -91,6 +92,70 @@ def dynamodb_local() -> Iterator[DynamoDBLocal]:
 def dynamodb_local_endpoint(dynamodb_local: DynamoDBLocal) -> str:
     """URL of the session's DynamoDB Local."""
     return dynamodb_local.endpoint_url
+
+
+# --- runs at launch traffic ---------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+LAUNCH_SECONDS = "6s"
+"""How long a shared launch run lasts: the 2 s ramp and four seconds at full traffic."""
+
+GATED_ENGINE = "dynamodb-local"
+"""The engine whose launch runs also gate and report (the default engine where Java runs)."""
+
+
+@dataclass(frozen=True)
+class LaunchRun:
+    """One ``loadgen run WORKLOAD --config examples/launch/WORKLOAD.yaml`` and what it left."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    out: Path
+    report: Path | None
+    """The report's directory, where the run gated against the workload's example
+    thresholds (``--gate``) and wrote its report (``--report``); None where it did not."""
+
+    def results(self) -> dict[str, Any]:
+        results: dict[str, Any] = json.loads(self.out.read_text())
+        return results
+
+
+@pytest.fixture(scope="session")
+def launch_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str, str], LaunchRun]:
+    """``launch_run(workload, design, engine)``: the design at the workload's launch traffic
+    on an embedded engine, run once a session. Several tests judge the same run in their own
+    way (bad against good design, a design file against its workload, the example gates), and
+    each run takes 8 to 13 s; each test asserts on the run's own output.
+
+    On `GATED_ENGINE`, a workload with example thresholds is also gated and reported: the
+    exit code is then the gate's."""
+    runs: dict[tuple[str, str, str], LaunchRun] = {}
+
+    def launch_run(workload: str, design: str, engine: str) -> LaunchRun:
+        if (workload, design, engine) not in runs:
+            directory = tmp_path_factory.mktemp(f"launch-{workload}-{design}-{engine}")
+            out, report = directory / "results.json", None
+            args = [
+                "run", workload, "--design", design, "--engine", engine,
+                "--config", f"examples/launch/{workload}.yaml", "--duration", LAUNCH_SECONDS,
+                "--out", str(out),
+            ]  # fmt: skip
+            thresholds = Path("examples", "thresholds", f"{workload}.yaml")
+            if engine == GATED_ENGINE and (ROOT / thresholds).is_file():
+                report = directory / "report"
+                args += ["--gate", str(thresholds), "--report", str(report)]
+            done = subprocess.run(
+                [sys.executable, "-m", "loadgen", *args],
+                cwd=ROOT, capture_output=True, text=True, timeout=240,
+            )  # fmt: skip
+            runs[workload, design, engine] = LaunchRun(
+                done.returncode, done.stdout, done.stderr, out, report
+            )
+        return runs[workload, design, engine]
+
+    return launch_run
 
 
 # --- Prometheus ---------------------------------------------------------------------------

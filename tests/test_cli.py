@@ -50,7 +50,9 @@ def test_unreachable_endpoint() -> None:
 
 
 def test_unknown_design_names_the_design(tmp_path) -> None:
-    result = loadgen("run", "counter", "--design", "triple", "--duration", "2s", timeout=90)
+    result = loadgen(
+        "run", "counter", "--design", "triple", "--duration", "2s", "--engine", "moto", timeout=90
+    )
     assert result.returncode == 2
     last = result.stderr.strip().splitlines()[-1]
     assert last == "loadgen: error: unknown design 'triple' (expected one of: single, sharded)"
@@ -83,7 +85,9 @@ def test_missing_aws_credentials(tmp_path) -> None:
     ],
 )
 def test_bad_workload_options_name_the_value(args: list[str], expected: str) -> None:
-    result = loadgen("run", *args, "--duration", "2s", timeout=90)
+    # The workload reads its options once the target is up: the embedded moto, which starts
+    # in a second where DynamoDB Local's JVM takes several.
+    result = loadgen("run", *args, "--duration", "2s", "--engine", "moto", timeout=90)
     assert result.returncode == 2
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("loadgen: error: ") and expected in last

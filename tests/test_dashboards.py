@@ -254,7 +254,7 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
         runs: dict[str, subprocess.Popen[str]] = {}
         try:
             _wait_for(endpoint, emulator)
-            duration = 20
+            duration = 12
             common = [
                 "--endpoint", endpoint, "--duration", f"{duration}s", "--retry-mode", "standard",
                 "--metrics-linger", "3",

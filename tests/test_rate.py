@@ -87,7 +87,7 @@ def test_a_rate_the_target_cannot_carry_is_not_delivered_and_the_gate_fails(
 ) -> None:
     results, _ = rate_run(
         tmp_path, "flood", "counter", "--design", "sharded", "--rate", "10000000",
-        "--max-in-flight", "50", "--duration", "5s", "--client", "fast",
+        "--max-in-flight", "50", "--duration", "5s", "--client", "fast", "--engine", "moto",
     )  # fmt: skip
     load = results["load"]
     assert load["delivered"] is False

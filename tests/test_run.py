@@ -11,12 +11,13 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import need_dynamodb_local
+from tests.conftest import LaunchRun, need_dynamodb_local
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,21 +40,32 @@ def loadgen(*args: str, timeout: float = 120, env: dict[str, str] | None = None)
     )
 
 
-def run_workload(
-    tmp_path: Path, workload: str, design: str, *extra: str, launch: bool = False
-) -> dict[str, Any]:
-    """A short run: 4 users over 200 keys, or with ``launch`` the workload's launch traffic
-    (the open model) over its default key space, as the example pipeline runs it."""
+def run_workload(tmp_path: Path, workload: str, design: str, *extra: str) -> dict[str, Any]:
+    """A short run: 4 users over 200 keys."""
     out = tmp_path / f"{workload}-{design}.json"
-    if launch:
-        load = ["--config", f"examples/launch/{workload}.yaml", "--duration", "5s"]
-    else:
-        load = ["--users", "4", "--duration", "4s", "--keys", "200"]
+    load = ["--users", "4", "--duration", "4s", "--keys", "200"]
     result = loadgen("run", workload, "--design", design, *load, "--out", str(out), *extra)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "Hottest partition keys" in result.stdout
-    assert "\nDiagnosis:\n  " in result.stdout  # the summary ends with the diagnosis
+    check_summary(result.stdout)
     return json.loads(out.read_text())
+
+
+def launch_results(launch_run: Callable[..., LaunchRun], *args: str) -> dict[str, Any]:
+    """A run at the workload's launch traffic (the open model) over its default key space,
+    as the example pipeline runs it; shared with the other tests that judge it."""
+    run = launch_run(*args)
+    expected = 0
+    if run.report is not None:  # gated too: the exit code is the gate's (tests/verdict)
+        assert ("Gate PASSED" in run.stdout) != ("Gate FAILED" in run.stdout), run.stdout
+        expected = 0 if "Gate PASSED" in run.stdout else 1
+    assert run.returncode == expected, run.stdout[-2000:] + run.stderr[-3000:]
+    check_summary(run.stdout)
+    return run.results()
+
+
+def check_summary(stdout: str) -> None:
+    assert "Hottest partition keys" in stdout
+    assert "\nDiagnosis:\n  " in stdout  # the summary ends with the diagnosis
 
 
 def top_share(results: dict[str, Any], scope: str) -> float:
@@ -87,12 +99,12 @@ def check_results(
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["dynamodb-local", "moto"])
 @pytest.mark.parametrize(("workload", "bad", "good", "scope"), DESIGNS)
-def test_designs_on_embedded_target(tmp_path, workload, bad, good, scope, engine) -> None:
+def test_designs_on_embedded_target(launch_run, workload, bad, good, scope, engine) -> None:
     if engine == "dynamodb-local":
         need_dynamodb_local()
     # At launch traffic: a verdict on the designs must not hang on how fast the engine is.
-    bad_results = run_workload(tmp_path, workload, bad, "--engine", engine, launch=True)
-    good_results = run_workload(tmp_path, workload, good, "--engine", engine, launch=True)
+    bad_results = launch_results(launch_run, workload, bad, engine)
+    good_results = launch_results(launch_run, workload, good, engine)
     # The embedded target is the partition model: the bad design's hot key throttles.
     check_results(bad_results, workload, bad, throttling=True)
     check_results(good_results, workload, good, throttling=True)
@@ -122,9 +134,11 @@ def test_designs_on_dynamodb_local(tmp_path, dynamodb_local_endpoint, workload, 
 
 
 def test_other_workload_options_reach_the_workload(tmp_path) -> None:
+    # On the embedded moto, as the next two: what they check does not depend on the engine,
+    # and moto starts in a second where DynamoDB Local's JVM takes several.
     results = run_workload(
         tmp_path, "counter", "sharded", "--shards", "3", "--mix", "increment=1,read=0",
-        "--distribution", "uniform",
+        "--distribution", "uniform", "--engine", "moto",
     )  # fmt: skip
     assert {row["name"] for row in results["operations"]} == {"counter.increment"}
     keys = {row["key"] for row in results["hot_keys"]}
@@ -138,7 +152,9 @@ def test_config_file_settings_with_flags_overriding(tmp_path) -> None:
         "users: 2\nduration: 3s\ndesign: single\ndistribution: hotspot:0.2:0.8\nkeys: 50\n"
         f"out: {out}\noptions:\n  mix: increment=1,read=1\n"
     )
-    result = loadgen("run", "counter", "--config", str(config), "--design", "sharded")
+    result = loadgen(
+        "run", "counter", "--config", str(config), "--design", "sharded", "--engine", "moto"
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     run = json.loads(out.read_text())["run"]
     assert run["design"] == "sharded"
@@ -150,7 +166,7 @@ def test_interrupted_run_still_writes_results(tmp_path) -> None:
     out = tmp_path / "out.json"
     process = subprocess.Popen(
         [sys.executable, "-m", "loadgen", "run", "counter", "--duration", "60s", "--users", "2",
-         "--out", str(out)],
+         "--engine", "moto", "--out", str(out)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     # Wait for the first progress line ("[    2s] users ..."): the users are running.

@@ -4,9 +4,9 @@ shards show in the difference."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,7 @@ from loadgen.design.check import check
 from loadgen.design.loader import load_design
 from loadgen.pricing import load_prices
 from loadgen.pricing.cost import on_demand_usd
+from tests.design.conftest import DesignFileRuns
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTER = str(ROOT / "examples/designs/counter.yaml")
@@ -60,16 +61,15 @@ def test_loadgen_check_prints_the_cost_on_paper() -> None:
 
 
 @pytest.mark.slow
-def test_a_run_of_both_designs_measures_the_sharded_reads_extra_cost(tmp_path: Path) -> None:
-    out = tmp_path / "counter.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "loadgen", "run", COUNTER, "--design", "all",
-         "--duration", "6s", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+def test_a_run_of_both_designs_measures_the_sharded_reads_extra_cost(
+    design_file_runs: Callable[[str], DesignFileRuns],
+) -> None:
+    # The session's run of every counter design (tests/design/test_design_runs.py judges
+    # each against its Python workload).
+    done = design_file_runs("counter")
     assert done.returncode in (0, 1), done.stderr[-2000:]
-    single = json.loads((tmp_path / "counter-single.json").read_text())["cost"]
-    sharded = json.loads((tmp_path / "counter-sharded.json").read_text())["cost"]
+    single = done.results("single")["cost"]
+    sharded = done.results("sharded")["cost"]
     (one,) = single["scopes"]
     (ten,) = sharded["scopes"]
     # Each sharded read reads ten shards: about ten times the read units of the single

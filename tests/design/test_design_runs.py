@@ -12,10 +12,14 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.conftest import LaunchRun
+from tests.design.conftest import DESIGN_FILE_SCALES, DesignFileRuns
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,13 +27,12 @@ pytestmark = pytest.mark.slow
 
 SECONDS = "6s"
 SHIPPED = [
-    # (workload, design, extra flags both runs take)
-    ("counter", "single", ("--scale", "0.1")),
-    ("counter", "sharded", ("--scale", "0.1")),
-    ("sensor", "by-time", ("--scale", "0.1")),
-    ("sensor", "per-sensor", ("--scale", "0.1")),
-    ("orders", "hot-status", ("--scale", "0.02")),
-    ("orders", "sharded-status", ("--scale", "0.02")),
+    ("counter", "single"),
+    ("counter", "sharded"),
+    ("sensor", "by-time"),
+    ("sensor", "per-sensor"),
+    ("orders", "hot-status"),
+    ("orders", "sharded-status"),
 ]
 THROTTLED = 0.05
 """A run with more of its attempts throttled than this counts as throttled (a few throttles
@@ -65,21 +68,25 @@ def _top(results: dict[str, Any], scope: str) -> dict[str, Any]:
     raise AssertionError(f"no hot key on {scope}")
 
 
-@pytest.mark.parametrize(("workload", "design", "extra"), SHIPPED, ids=lambda v: str(v))
+@pytest.mark.parametrize(("workload", "design"), SHIPPED)
 def test_a_shipped_design_file_reaches_its_workloads_verdict(
-    tmp_path: Path, workload: str, design: str, extra: tuple[str, ...]
+    launch_run: Callable[[str, str, str], LaunchRun],
+    design_file_runs: Callable[[str], DesignFileRuns],
+    workload: str,
+    design: str,
 ) -> None:
-    common = ["--design", design, "--duration", SECONDS, "--engine", "moto", *extra]
-    python_out, file_out = tmp_path / "python.json", tmp_path / "file.json"
-    done = loadgen(
-        "run", workload, "--config", f"examples/launch/{workload}.yaml", *common,
-        "--out", str(python_out),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    done = loadgen("run", f"examples/designs/{workload}.yaml", *common, "--out", str(file_out))
-    assert done.returncode == 0, done.stderr[-2000:]
-    python = verdict(json.loads(python_out.read_text()))
-    file = verdict(json.loads(file_out.read_text()), scope=python[0])
+    # The Python workload's run is the session's launch run on moto (tests/test_run.py
+    # judges it too); the design file's runs are every variant in turn, at the same scale.
+    python_run = launch_run(workload, design, "moto")
+    assert python_run.returncode == 0, python_run.stderr[-2000:]
+    file_runs = design_file_runs(workload)
+    assert file_runs.returncode == 0, file_runs.stderr[-2000:]
+    python_results, file_results = python_run.results(), file_runs.results(design)
+    assert file_results["run"]["design"] == design
+    assert python_results["run"]["scale"] == file_results["run"]["scale"]
+    assert python_results["run"]["scale"] == float(DESIGN_FILE_SCALES[workload])
+    python = verdict(python_results)
+    file = verdict(file_results, scope=python[0])
     assert file[:2] == python[:2], (file, python)
     assert file[3] == python[3], (file, python)
     # Within 15 points: the orders workload turns a read or an update into an order placed

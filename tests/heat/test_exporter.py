@@ -348,7 +348,9 @@ def test_one_call_in_a_plain_locustfile(tmp_path, moto_endpoint: str) -> None:
 def test_bad_heat_settings_are_one_line_and_exit_2(args: list[str], expected: str) -> None:
     from tests.test_run import loadgen
 
-    result = loadgen("run", "counter", "--duration", "2s", *args, timeout=90)
+    # On the embedded moto, which starts in a second (DynamoDB Local's JVM takes several):
+    # the settings are read once the target is up.
+    result = loadgen("run", "counter", "--duration", "2s", "--engine", "moto", *args, timeout=90)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines()[-1] == f"loadgen: error: {expected}"
     assert "Traceback" not in result.stderr
@@ -361,7 +363,9 @@ def test_a_metrics_port_in_use_stops_the_run_with_one_line() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = loadgen("run", "counter", "--duration", "2s", "--metrics-port", str(port))
+        result = loadgen(
+            "run", "counter", "--duration", "2s", "--engine", "moto", "--metrics-port", str(port)
+        )
     assert result.returncode == 2, result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"loadgen: error: cannot serve metrics on 127.0.0.1:{port}: ")

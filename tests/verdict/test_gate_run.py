@@ -2,7 +2,8 @@
 
 At each workload's launch traffic (examples/launch, the open model, as the example pipeline
 runs it), the example thresholds fail each workload's bad design and pass its good one, and
-the report of a failing run names the hot key. Each run takes a few seconds.
+the report of a failing run names the hot key. Each run takes a few seconds; the runs are the
+session's shared launch runs (the ``launch_run`` fixture), which tests/test_run.py judges too.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import GATED_ENGINE, need_dynamodb_local
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,23 +31,18 @@ RUNS = [
 @pytest.mark.slow
 @pytest.mark.parametrize(("workload", "design", "thresholds", "code", "named"), RUNS)
 def test_example_gates_on_the_embedded_target(
-    tmp_path, workload, design, thresholds, code, named
+    tmp_path, launch_run, workload, design, thresholds, code, named
 ) -> None:
-    out, report = tmp_path / "results.json", tmp_path / "report"
-    done = subprocess.run(
-        [
-            sys.executable, "-m", "loadgen", "run", workload, "--design", design,
-            "--config", f"examples/launch/{workload}.yaml", "--duration", "7s", "--out", str(out),
-            "--gate", f"examples/thresholds/{thresholds}.yaml", "--report", str(report),
-        ],
-        cwd=ROOT, capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+    need_dynamodb_local()  # the default engine wherever Java runs, as in CI
+    done = launch_run(workload, design, GATED_ENGINE)
+    assert done.report is not None, "the launch run did not gate"
     assert done.returncode == code, done.stdout[-4000:] + done.stderr[-2000:]
     assert ("Gate FAILED" if code else "Gate PASSED") in done.stdout
     # The results are written whatever the verdict, and gate the same way again.
+    out = done.out
     results = json.loads(out.read_text())
     assert results["run"]["design"] == design
-    page = (report / "report.html").read_text()
+    page = (done.report / "report.html").read_text()
     if named:
         assert named in page, page[:3000]
         again = subprocess.run(
@@ -85,10 +83,11 @@ def test_example_workflow_is_a_valid_github_workflow() -> None:
 @pytest.mark.slow
 def test_report_names_the_time_ordered_key_of_the_sensor_by_time_design(tmp_path) -> None:
     # An hour of the simulated clock every 3 s: the hot partition key moves during the run.
+    # The simulated clock moves it, whatever the engine: moto, which starts at once.
     done = subprocess.run(
         [
             sys.executable, "-m", "loadgen", "run", "sensor", "--design", "by-time",
-            "--users", "10", "--duration", "8s", "--clock-speed", "1200",
+            "--users", "10", "--duration", "8s", "--clock-speed", "1200", "--engine", "moto",
             "--report", str(tmp_path),
         ],
         cwd=ROOT, capture_output=True, text=True, timeout=180,
