@@ -629,6 +629,9 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
         scale=target.scale,
         interrupted=interrupted,
     )
+    answers = _target_answers(target)
+    if answers is not None:
+        results["target_answers"] = answers
     print(format_summary(results), flush=True)
     # The diagnosis; a design's verdicts; the cost a month.
     print("\n".join(conclude(results, config.load_prices())), flush=True)
@@ -640,6 +643,28 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
     if interrupted:
         raise Interrupted(signals[0])
     return results
+
+
+def _target_answers(target: Target) -> dict[str, int] | None:
+    """The requests the partition model answered, by outcome, as its ``/metrics`` says.
+
+    Every attempt counted when it was answered, the attempts of calls the run's end cut off
+    included: a call is reported to Locust only once its SDK retries end, and in an
+    overloaded run the calls still retrying at the end are the most throttled. None for a
+    target that is not the emulator, or when it does not answer.
+    """
+    if target.scale is None or target.endpoint_url is None:
+        return None
+    import urllib.request
+
+    from loadgen.emulator.metrics import answered
+
+    try:
+        with urllib.request.urlopen(f"{target.endpoint_url}/metrics", timeout=5.0) as reply:
+            return answered(reply.read().decode())
+    except (OSError, ValueError) as e:
+        log.warning("could not read the emulator's answers from its metrics: %s", e)
+        return None
 
 
 def _progress(environment: Any, recorder: Any, interval: float = 2.0) -> None:
