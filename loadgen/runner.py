@@ -326,6 +326,9 @@ class EmulatorDefaults:
     """None: the emulator's own default."""
     billing: tuple[str, ...] = ()
     """Billing flags for the workload's table."""
+    largest_units: float | None = None
+    """Write units the workload's largest request takes on one partition, at AWS scale:
+    ``--scale auto`` chooses no scale at which they overfill a partition's second."""
 
 
 # Settings under which each workload's bad design visibly throttles at the rate the embedded
@@ -337,6 +340,9 @@ class EmulatorDefaults:
 EMULATOR_DEFAULTS = {
     "orders": EmulatorDefaults(
         scale=0.02,
+        # An order's TransactWriteItems puts up to --items-per-order (3) small line items under
+        # one ORDER# key, at 2 units each (transactional).
+        largest_units=6.0,
         billing=(
             "--billing-mode", "provisioned", "--read-capacity", "26000",
             "--write-capacity", "26000",
@@ -372,6 +378,7 @@ def _target(config: RunConfig) -> Iterator[Target]:
     embedded = EmbeddedEmulator(
         scale=scale,
         launch_rate=config.launch_rate() if auto else None,
+        largest_units=defaults.largest_units if auto else None,
         seed=config.seed,
         upstream=endpoint,
         engine=config.engine,
@@ -521,12 +528,14 @@ def _auto_reason(config: RunConfig, target: Target) -> str:
     launch = config.launch_rate()
     if not target.scale_auto or target.scale is None or launch is None:
         return ""
-    engine = "" if target.engine_rate is None else f" of the {target.engine_rate:,.0f}/s"
-    return (
-        f" (--scale auto: {launch:,.0f} operations/s at AWS scale offer "
-        f"{launch * target.scale:,.0f}/s, at most half{engine} the engine answered at its "
-        "warm-up)"
-    )
+    from loadgen.emulator.engines import size_reason
+
+    offer = f" (--scale auto: {launch:,.0f} operations/s at AWS scale offer "
+    offer += f"{launch * target.scale:,.0f}/s, "
+    if target.engine_rate is None:
+        return offer + "at most half of what the engine answered at its warm-up)"
+    largest = EMULATOR_DEFAULTS.get(config.workload, EmulatorDefaults()).largest_units
+    return offer + size_reason(launch, target.engine_rate, largest, target.scale) + ")"
 
 
 def _engine_warning(config: RunConfig, target: Target) -> str | None:
