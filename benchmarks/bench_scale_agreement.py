@@ -147,6 +147,8 @@ def main() -> None:
                 )
                 judged = [v for v, inside in zip(values, modelled, strict=True) if inside]
                 verdict = "yes" if agree(judged) else "no"
+                if len(judged) < 2:
+                    verdict = "-"  # nothing to agree with: one scale modelled at most
                 if not label.startswith("**"):
                     verdict = f"({verdict})"  # shown, not judged
                 print(f"| {workload} | {design} | {label} | {cells} | {verdict} |", flush=True)
