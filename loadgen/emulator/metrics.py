@@ -141,9 +141,9 @@ def answered(exposition: str) -> dict[str, int]:
 
         >>> answered('partition_heat_emulator_requests_total{operation="PutItem",'
         ...          'outcome="throttled"} 3.0')
-        {'throttled': 3}
+        {'forwarded': 0, 'throttled': 3, 'rejected': 0}
     """
-    counts: dict[str, int] = {}
+    counts = dict.fromkeys(("forwarded", "throttled", "rejected"), 0)
     for family in text_string_to_metric_families(exposition):
         for sample in family.samples:
             if sample.name == f"{_METRIC}_requests_total":
