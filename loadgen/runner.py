@@ -326,6 +326,9 @@ class EmulatorDefaults:
     """None: the emulator's own default."""
     billing: tuple[str, ...] = ()
     """Billing flags for the workload's table."""
+    largest_units: float | None = None
+    """Write units the workload's largest request takes on one partition, at AWS scale:
+    ``--scale auto`` chooses no scale at which they overfill a partition's second."""
 
 
 # Settings under which each workload's bad design visibly throttles at the rate the embedded
@@ -337,6 +340,9 @@ class EmulatorDefaults:
 EMULATOR_DEFAULTS = {
     "orders": EmulatorDefaults(
         scale=0.02,
+        # An order's TransactWriteItems puts up to --items-per-order (3) small line items under
+        # one ORDER# key, at 2 units each (transactional).
+        largest_units=6.0,
         billing=(
             "--billing-mode", "provisioned", "--read-capacity", "26000",
             "--write-capacity", "26000",
@@ -372,6 +378,7 @@ def _target(config: RunConfig) -> Iterator[Target]:
     embedded = EmbeddedEmulator(
         scale=scale,
         launch_rate=config.launch_rate() if auto else None,
+        largest_units=defaults.largest_units if auto else None,
         seed=config.seed,
         upstream=endpoint,
         engine=config.engine,
@@ -521,12 +528,14 @@ def _auto_reason(config: RunConfig, target: Target) -> str:
     launch = config.launch_rate()
     if not target.scale_auto or target.scale is None or launch is None:
         return ""
-    engine = "" if target.engine_rate is None else f" of the {target.engine_rate:,.0f}/s"
-    return (
-        f" (--scale auto: {launch:,.0f} operations/s at AWS scale offer "
-        f"{launch * target.scale:,.0f}/s, at most half{engine} the engine answered at its "
-        "warm-up)"
-    )
+    from loadgen.emulator.engines import size_reason
+
+    offer = f" (--scale auto: {launch:,.0f} operations/s at AWS scale offer "
+    offer += f"{launch * target.scale:,.0f}/s, "
+    if target.engine_rate is None:
+        return offer + "at most half of what the engine answered at its warm-up)"
+    largest = EMULATOR_DEFAULTS.get(config.workload, EmulatorDefaults()).largest_units
+    return offer + size_reason(launch, target.engine_rate, largest, target.scale) + ")"
 
 
 def _engine_warning(config: RunConfig, target: Target) -> str | None:
@@ -629,6 +638,9 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
         scale=target.scale,
         interrupted=interrupted,
     )
+    answers = _target_answers(target)
+    if answers is not None:
+        results["target_answers"] = answers
     print(format_summary(results), flush=True)
     # The diagnosis; a design's verdicts; the cost a month.
     print("\n".join(conclude(results, config.load_prices())), flush=True)
@@ -640,6 +652,28 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
     if interrupted:
         raise Interrupted(signals[0])
     return results
+
+
+def _target_answers(target: Target) -> dict[str, int] | None:
+    """The requests the partition model answered, by outcome, as its ``/metrics`` says.
+
+    Every attempt counted when it was answered, the attempts of calls the run's end cut off
+    included: a call is reported to Locust only once its SDK retries end, and in an
+    overloaded run the calls still retrying at the end are the most throttled. None for a
+    target that is not the emulator, or when it does not answer.
+    """
+    if target.scale is None or target.endpoint_url is None:
+        return None
+    import urllib.request
+
+    from loadgen.emulator.metrics import answered
+
+    try:
+        with urllib.request.urlopen(f"{target.endpoint_url}/metrics", timeout=5.0) as reply:
+            return answered(reply.read().decode())
+    except (OSError, ValueError) as e:
+        log.warning("could not read the emulator's answers from its metrics: %s", e)
+        return None
 
 
 def _progress(environment: Any, recorder: Any, interval: float = 2.0) -> None:

@@ -199,6 +199,10 @@ def test_default_run_throttles_the_single_counter_but_not_the_sharded_one(tmp_pa
         assert results["run"]["scale"] == 0.1
         assert results["totals"]["requests"] > 100
         throttled[design] = results["totals"]["throttled_attempts"] / results["totals"]["requests"]
+        # The emulator answered every attempt, those of calls still retrying at the end too.
+        answers, totals = results["target_answers"], results["totals"]
+        assert answers["throttled"] >= totals["throttled_attempts"]
+        assert answers["throttled"] + answers["forwarded"] >= totals["attempts"]
     # Launch traffic of 3,000 operations/s, offered at the same rate however fast the engine
     # answers (closed-model users would offer more where it is faster): one key's partition
     # serves 1,000 write units/s and throttles; ten shards carry it.

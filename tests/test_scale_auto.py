@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from loadgen.emulator.embedded import EmbeddedEmulator
-from loadgen.emulator.engines import AUTO_SCALES, auto_scale
+from loadgen.emulator.engines import (
+    AUTO_SCALES,
+    LARGEST_REQUEST_SHARE,
+    auto_scale,
+    size_reason,
+    smallest_faithful_scale,
+)
 from loadgen.errors import ConfigError
 from loadgen.runner import RunConfig
 
@@ -38,6 +44,59 @@ def test_auto_scale_is_the_largest_round_scale_within_half_the_engine(
     larger = [s for s in AUTO_SCALES if s > chosen]
     if larger:  # the next one up would offer more than half
         assert launch * min(larger) > engine / 2
+
+
+@pytest.mark.parametrize(
+    ("launch", "engine", "largest", "expected"),
+    [
+        (60_000, 4_000, 1.0, 0.03),  # a 1-unit request is 3% of a 30-unit second: no floor
+        (60_000, 4_000, 6.0, 0.1),  # 6 units: 0.06 at least, so 0.1, over the engine's half
+        (1_000, 4_000, 6.0, 1.0),  # the engine's bound is the larger: it decides
+        (500_000, 4_000, 1.0, 0.01),  # 0.003 fits the engine, but 1 unit > 10% of 3 units
+        (10**6, 4_000, 150.0, 1.0),  # a 150 KB item: no scale is faithful, AWS's own is
+    ],
+)
+def test_auto_scale_never_lets_the_largest_request_overfill_a_partition_second(
+    launch: float, engine: float, largest: float, expected: float
+) -> None:
+    chosen = auto_scale(launch, engine, largest)
+    assert chosen == expected
+    if chosen < 1:  # the request takes at most a tenth of a partition's scaled second
+        assert largest <= LARGEST_REQUEST_SHARE * 1000 * chosen + 1e-9
+    said = size_reason(launch, engine, largest, chosen)
+    if chosen > auto_scale(launch, engine):
+        assert f"the largest request, {largest:g} write units on one partition" in said
+        assert "may not be delivered" in said
+    else:
+        assert said.startswith("at most half of the")
+
+
+def test_the_smallest_faithful_scale_is_ten_largest_requests_a_partition_second() -> None:
+    assert smallest_faithful_scale(None) == 0.0
+    assert smallest_faithful_scale(6) == pytest.approx(0.06)  # 6 units: 60 a second, 10 of them
+    with pytest.raises(ConfigError, match="largest request units must be above 0"):
+        smallest_faithful_scale(0)
+
+
+def test_the_emulator_takes_a_largest_request_only_with_scale_auto() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgen", "emulator", "--scale", "0.1",
+         "--largest-request-units", "6"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "--largest-request-units go with --scale auto" in done.stderr
+
+
+def test_loadgen_run_tells_the_emulator_the_orders_largest_request(tmp_path: Path) -> None:
+    # How `loadgen run orders --scale auto` starts its emulator (not started here).
+    from loadgen.runner import EMULATOR_DEFAULTS
+
+    largest = EMULATOR_DEFAULTS["orders"].largest_units
+    assert largest == 6.0  # three line items, transactional
+    emulator = EmbeddedEmulator(scale="auto", launch_rate=1250, largest_units=largest)
+    command = emulator._command(0, tmp_path)
+    assert command[command.index("--largest-request-units") + 1] == "6.0"
 
 
 def test_auto_scale_refuses_rates_of_nothing() -> None:

@@ -152,6 +152,8 @@ class Outcome:
     attempts: int
     throttled_attempts: int
     error: DynamoDBError | None = None
+    first_attempt_throttled: bool = False
+    """The first attempt was throttled (retries aside: what the offered load met)."""
 
 
 class BaseDynamoClient:
@@ -227,6 +229,7 @@ class BaseDynamoClient:
             "attempts": outcome.attempts,
             "retries": outcome.attempts - 1,
             "throttled_attempts": outcome.throttled_attempts,
+            "first_attempt_throttled": outcome.first_attempt_throttled,
             "unprocessed": _unprocessed_count(outcome.response),
             "error_code": outcome.error.code if outcome.error else None,
             # From sending to the answer; the response time counts from the intended start.

@@ -21,6 +21,7 @@ class _Attempts(threading.local):
     # call's botocore handlers run in the greenlet that made the call.
     attempts = 0
     throttled = 0
+    first_throttled = False
 
 
 class DynamoClient(BaseDynamoClient):
@@ -71,11 +72,13 @@ class DynamoClient(BaseDynamoClient):
         self._attempts.attempts = attempts
         if response is not None and is_throttle(response[1]):
             self._attempts.throttled += 1
+            self._attempts.first_throttled |= attempts == 1
 
     def _send(self, operation: str, params: dict[str, Any]) -> Outcome:
         method = getattr(self.botocore, xform_name(operation))
         self._attempts.attempts = 0
         self._attempts.throttled = 0
+        self._attempts.first_throttled = False
         response: dict[str, Any] = {}
         error: DynamoDBError | None = None
         try:
@@ -86,4 +89,6 @@ class DynamoClient(BaseDynamoClient):
         except botocore.exceptions.BotoCoreError as e:
             error = DynamoDBError(type(e).__name__, str(e))
         attempts = max(self._attempts.attempts, 1)
-        return Outcome(response, attempts, self._attempts.throttled, error)
+        return Outcome(
+            response, attempts, self._attempts.throttled, error, self._attempts.first_throttled
+        )

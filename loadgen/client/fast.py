@@ -173,12 +173,14 @@ class FastDynamoClient(BaseDynamoClient):
         strategy = self.strategy
         scratch: dict[str, Any] = {}
         attempts = throttled = 0
+        first_throttled = False
         while True:
             attempts += 1
             strategy.before_attempt()
             attempt, parsed, error = self._attempt(target, body)
             if error is not None and error.response is not None and is_throttle(error.response):
                 throttled += 1
+                first_throttled = first_throttled or attempts == 1
             delay = strategy.retry_delay(attempts, attempt, scratch)
             if delay is None:
                 break
@@ -187,9 +189,9 @@ class FastDynamoClient(BaseDynamoClient):
         if attempt.crc32_mismatch and error is None and strategy.checksum_error_on_last_attempt:
             error = DynamoDBError("ChecksumError", "CRC32 of the response body does not match")
         if error is not None:
-            return Outcome({}, attempts, throttled, error)
+            return Outcome({}, attempts, throttled, error, first_throttled)
         parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
-        return Outcome(parsed, attempts, throttled)
+        return Outcome(parsed, attempts, throttled, None, first_throttled)
 
     def _attempt(
         self, target: str, body: bytes

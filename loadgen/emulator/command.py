@@ -27,6 +27,7 @@ from loadgen.emulator.engines import (
     choose_engine,
     jvm_choice,
     scale_argument,
+    size_reason,
     warm,
 )
 from loadgen.emulator.quotas import DEFAULT_ACCOUNT_QUOTA, DEFAULT_TABLE_QUOTA, Quotas
@@ -93,6 +94,13 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         metavar="OPS",
         help="with --scale auto: the operations/s the clients will launch, at AWS scale",
+    )
+    parser.add_argument(
+        "--largest-request-units",
+        type=float,
+        metavar="UNITS",
+        help="with --scale auto: write units the largest request takes on one partition, at "
+        "AWS scale; no scale is chosen at which they exceed a tenth of a partition's second",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the partition model")
     parser.add_argument("--region", default="us-east-1", help="region in resource ARNs")
@@ -182,11 +190,11 @@ def _auto_scale(args: argparse.Namespace, engine_rate: float | None) -> float:
             probe = Emulator(backend, PartitionModel(scale=1000.0))
             with EmulatorServer(probe) as server:
                 engine_rate = warm(server.endpoint_url, requests=args.warm_up_requests)
-    args.scale = auto_scale(launch, engine_rate)
+    args.scale = auto_scale(launch, engine_rate, args.largest_request_units)
     print(
         f"loadgen emulator: --scale auto: {args.scale:g}: {launch:,.0f} operations/s at AWS "
-        f"scale offer {launch * args.scale:,.0f}/s, at most half of the {engine_rate:,.0f} "
-        "requests/s the engine answered at its warm-up",
+        f"scale offer {launch * args.scale:,.0f}/s; "
+        + size_reason(launch, engine_rate, args.largest_request_units, args.scale),
         file=sys.stderr,
         flush=True,
     )
@@ -337,8 +345,10 @@ def main(argv: list[str] | None = None) -> int:
                 raise ConfigError(
                     f"--warm-up-requests must be at least 4 (got {args.warm_up_requests})"
                 )
-            if args.launch_rate is not None and not scale_auto:
-                raise ConfigError("--launch-rate goes with --scale auto")
+            if not scale_auto and (
+                args.launch_rate is not None or args.largest_request_units is not None
+            ):
+                raise ConfigError("--launch-rate and --largest-request-units go with --scale auto")
             if not (args.upstream or args.null_backend):
                 engine = choose_engine(args.engine)
                 if engine.warning is not None:

@@ -52,6 +52,7 @@ class EmbeddedEmulator(targets._LocalTarget):
         *,
         scale: float | str | None = None,
         launch_rate: float | None = None,
+        largest_units: float | None = None,
         seed: int | None = None,
         upstream: str | None = None,
         engine: str = "auto",
@@ -73,6 +74,9 @@ class EmbeddedEmulator(targets._LocalTarget):
         ):
             raise ConfigError(f"scale must be a positive number or auto (got {scale!r})")
         self.launch_rate = launch_rate
+        self.largest_units = largest_units
+        """With ``--scale auto``: write units the largest request takes on one partition (AWS
+        scale), a floor under the scale chosen (`loadgen.emulator.engines.auto_scale`)."""
         self.scale: float = (
             DEFAULT_SCALE if scale is None or isinstance(scale, str) else float(scale)
         )
@@ -105,6 +109,8 @@ class EmbeddedEmulator(targets._LocalTarget):
         command = [sys.executable, "-m", "loadgen.emulator", "--port", str(port)]
         if self.auto:
             command += ["--scale", "auto", "--launch-rate", repr(self.launch_rate)]
+            if self.largest_units is not None:
+                command += ["--largest-request-units", repr(self.largest_units)]
         else:
             command += ["--scale", repr(self.scale)]
         if self.seed is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import math
 import threading
 import time
 import urllib.parse
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgen.errors import ConfigError, TargetError
+from loadgen.model.partitions import PARTITION_WRITE_UNITS
 from loadgen.targets import local as targets
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "DEFAULT_WARM_UP_REQUESTS",
     "ENGINES",
     "JVM_OPTIONS",
+    "LARGEST_REQUEST_SHARE",
     "LONG_RUN_JVM_OPTIONS",
     "LONG_RUN_SECONDS",
     "LONG_RUN_WARM_UP_REQUESTS",
@@ -43,6 +46,8 @@ __all__ = [
     "jvm_choice",
     "pk_sk_table",
     "scale_argument",
+    "size_reason",
+    "smallest_faithful_scale",
     "warm",
 ]
 
@@ -71,6 +76,15 @@ DEFAULT_WARM_UP_REQUESTS = 400
 AUTO_SCALES = (1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001)
 """The scales ``--scale auto`` picks from: round figures, so runs at one launch rate on
 like machines get the same scale and compare."""
+
+LARGEST_REQUEST_SHARE = 0.1
+"""Most of one partition's scaled second (1,000 write units x the scale) that ``--scale auto``
+lets the largest request take. The partition model admits a request while the partition's
+bucket is not empty and takes it whole, so a second may carry its ceiling plus one request:
+at a tenth, a second's units stay within 10% of the ceiling (the tolerance within which the
+scales are held to agree, benchmarks/bench_scale_agreement.py), and a second holds ten such
+requests at least. At 0.01 a partition's second is 10 units: one order's three line items,
+written in a transaction at 2 units each, take 6 of them."""
 
 _WARM_TABLE = "partition-heat-warm-up"
 _LOCAL_AUTHORIZATION = (
@@ -183,26 +197,70 @@ def jvm_choice(run_seconds: float | None) -> tuple[tuple[str, ...], int]:
     return LONG_RUN_JVM_OPTIONS, LONG_RUN_WARM_UP_REQUESTS
 
 
-def auto_scale(launch_rate: float, engine_rate: float) -> float:
+def auto_scale(launch_rate: float, engine_rate: float, largest_units: float | None = None) -> float:
     """The largest of `AUTO_SCALES` at which ``launch_rate`` (operations/s at AWS scale)
-    offers the engine at most half of ``engine_rate`` (requests/s it answered its warm-up at).
+    offers the engine at most half of ``engine_rate`` (requests/s it answered its warm-up at),
+    but never one at which ``largest_units`` (the write units the largest request takes on
+    one partition, at AWS scale) exceed `LARGEST_REQUEST_SHARE` of a partition's scaled
+    second (`smallest_faithful_scale`).
 
     Half, because a run's requests also wait on the emulator and on the load generator, which
     share the machine, and an operation may be more than one request. Below the smallest
-    scale, the smallest.
+    scale, the smallest. Where the two bounds disagree, the request size wins: a run the
+    engine may not keep up with says so, a run whose requests overfill a partition's second
+    would not.
 
         >>> auto_scale(60_000, 4_000)
         0.03
+        >>> auto_scale(60_000, 4_000, largest_units=6)  # 6 units: 0.06 at least
+        0.1
     """
     if not (launch_rate > 0 and engine_rate > 0):
         raise ConfigError(
             f"--scale auto needs a launch rate and an engine rate above 0 "
             f"(got {launch_rate:g} and {engine_rate:g})"
         )
-    for scale in AUTO_SCALES:
+    floor = smallest_faithful_scale(largest_units)
+    faithful = [scale for scale in AUTO_SCALES if scale >= floor] or [AUTO_SCALES[0]]
+    for scale in faithful:
         if launch_rate * scale <= engine_rate / 2:
             return scale
-    return AUTO_SCALES[-1]
+    return faithful[-1]
+
+
+def size_reason(
+    launch_rate: float, engine_rate: float, largest_units: float | None, scale: float
+) -> str:
+    """What decided `auto_scale`'s choice, in words: the engine's rate or the request size.
+
+    >>> size_reason(60_000, 4_000, 6, 0.1)[:60]
+    'the largest request, 6 write units on one partition, would '
+    """
+    within = f"at most half of the {engine_rate:,.0f} requests/s the engine answered at its warm-up"
+    if largest_units is None or auto_scale(launch_rate, engine_rate) >= scale:
+        return within
+    return (
+        f"the largest request, {largest_units:g} write units on one partition, would take "
+        f"more than {LARGEST_REQUEST_SHARE:.0%} of a partition's second at a smaller scale "
+        f"(1,000 x {scale:g} = {1000 * scale:g} units here), where the engine's rate alone "
+        f"allows {auto_scale(launch_rate, engine_rate):g}: more than half of the "
+        f"{engine_rate:,.0f} requests/s the engine answered at its warm-up, so the load may "
+        "not be delivered"
+    )
+
+
+def smallest_faithful_scale(largest_units: float | None) -> float:
+    """The scale below which a request of ``largest_units`` write units on one partition (at
+    AWS scale) takes more than `LARGEST_REQUEST_SHARE` of the partition's scaled second.
+
+        >>> smallest_faithful_scale(6)  # an order's three line items, transactional
+        0.06
+    """
+    if largest_units is None:
+        return 0.0
+    if not (math.isfinite(largest_units) and largest_units > 0):
+        raise ConfigError(f"largest request units must be above 0 (got {largest_units!r})")
+    return largest_units / (LARGEST_REQUEST_SHARE * PARTITION_WRITE_UNITS)
 
 
 _ONE = {"v": {"N": "1"}}

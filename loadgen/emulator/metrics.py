@@ -9,11 +9,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
 from loadgen.model.partitions import PartitionModel
 
-__all__ = ["ModelCollector"]
+__all__ = ["ModelCollector", "answered"]
 
 _METRIC = "partition_heat_emulator"
 
@@ -132,3 +133,20 @@ class ModelCollector(Collector):
         scale = GaugeMetricFamily(f"{p}_scale", "Factor applied to every AWS capacity figure.")
         scale.add_metric([], model.scale)
         yield scale
+
+
+def answered(exposition: str) -> dict[str, int]:
+    """Requests the emulator answered, by outcome (``forwarded``, ``throttled``, ``rejected``),
+    from its ``GET /metrics`` text: every attempt a client made, counted as it was answered.
+
+        >>> answered('partition_heat_emulator_requests_total{operation="PutItem",'
+        ...          'outcome="throttled"} 3.0')
+        {'forwarded': 0, 'throttled': 3, 'rejected': 0}
+    """
+    counts = dict.fromkeys(("forwarded", "throttled", "rejected"), 0)
+    for family in text_string_to_metric_families(exposition):
+        for sample in family.samples:
+            if sample.name == f"{_METRIC}_requests_total":
+                outcome = sample.labels["outcome"]
+                counts[outcome] = counts.get(outcome, 0) + round(sample.value)
+    return counts

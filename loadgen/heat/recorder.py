@@ -87,6 +87,9 @@ class OperationCounts:
     attempts: int = 0
     retries: int = 0
     throttled_attempts: int = 0
+    throttled_first_attempts: int = 0
+    """Calls whose first attempt was throttled: the offered load against the ceiling,
+    whatever the SDK's retries did after it."""
     unprocessed: int = 0
     failures: Counter[str] = field(default_factory=Counter)
     latency: LatencyHistogram = field(default_factory=LatencyHistogram)
@@ -97,6 +100,7 @@ class OperationCounts:
         self.attempts += other.attempts
         self.retries += other.retries
         self.throttled_attempts += other.throttled_attempts
+        self.throttled_first_attempts += other.throttled_first_attempts
         self.unprocessed += other.unprocessed
         self.failures.update(other.failures)
         self.latency.merge(other.latency)
@@ -132,6 +136,7 @@ class OperationCounts:
             "attempts": self.attempts,
             "retries": self.retries,
             "throttled_attempts": self.throttled_attempts,
+            "throttled_first_attempts": self.throttled_first_attempts,
             "unprocessed": self.unprocessed,
             "failures": dict(self.failures),
             "latency": [self.latency.counts, self.latency.sum_ms],
@@ -145,6 +150,8 @@ class OperationCounts:
             attempts=data["attempts"],
             retries=data["retries"],
             throttled_attempts=data["throttled_attempts"],
+            # A worker of an earlier version reports no first attempts.
+            throttled_first_attempts=data.get("throttled_first_attempts", 0),
             unprocessed=data["unprocessed"],
             failures=Counter(data["failures"]),
             latency=LatencyHistogram(list(data["latency"][0]), float(data["latency"][1])),
@@ -237,6 +244,7 @@ class RunRecorder:
         counts.attempts += context["attempts"]
         counts.retries += context["retries"]
         counts.throttled_attempts += context["throttled_attempts"]
+        counts.throttled_first_attempts += bool(context.get("first_attempt_throttled"))
         counts.unprocessed += context["unprocessed"]
         counts.latency.observe(response_time)
         if exception is not None:

@@ -36,6 +36,7 @@ def _operation_row(entry: Any, counts: OperationCounts | None, duration_s: float
         "max_ms": entry.max_response_time,
         "attempts": counts.attempts,
         "throttled_attempts": counts.throttled_attempts,
+        "throttled_first_attempts": counts.throttled_first_attempts,
         "retries": counts.retries,
         "unprocessed_items": counts.unprocessed,
         "errors": dict(counts.failures),

@@ -163,3 +163,16 @@ def test_retry_policy_validation() -> None:
         RetryPolicy("sometimes")
     with pytest.raises(ConfigError, match=r"got 0"):
         RetryPolicy("standard", 0)
+
+
+def test_first_attempt_throttled_is_told_apart_from_retries_throttled(server, kind) -> None:
+    # The first call is throttled twice, then succeeds; the second is answered at once: only
+    # the first call's first attempt met the ceiling.
+    endpoint, script = server
+    script.throttles = 2
+    client, env = _client(endpoint, RetryPolicy("legacy"), kind)
+    _put(client)
+    _put(client)
+    first, second = (event["context"] for event in env.fired)
+    assert (first["throttled_attempts"], first["first_attempt_throttled"]) == (2, True)
+    assert (second["throttled_attempts"], second["first_attempt_throttled"]) == (0, False)

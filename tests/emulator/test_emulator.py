@@ -29,6 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from loadgen.emulator.backends import MotoBackend, UpstreamBackend
 from loadgen.emulator.command import main
 from loadgen.emulator.embedded import DEFAULT_SCALE, EmbeddedEmulator
+from loadgen.emulator.metrics import answered
 from loadgen.emulator.server import Emulator, EmulatorServer
 from loadgen.model.hashing import bucket_of
 from loadgen.model.partitions import PartitionModel
@@ -543,6 +544,10 @@ def test_metrics_parse_as_prometheus_text(server: EmulatorServer, ddb: Any) -> N
         for s in families[prefix + "requests"].samples
     }
     assert requests[("PutItem", "throttled")] == 2.0
+    # What `loadgen run` puts in its results as the target's answers: every attempt.
+    outcomes = answered(text)
+    assert outcomes["throttled"] == 2
+    assert outcomes["forwarded"] >= 10  # the puts admitted (and the CreateTable)
 
 
 def server_metric(ddb: Any, family: str, table: str) -> float:

@@ -332,6 +332,27 @@ def test_latency_histogram_buckets_are_inclusive_upper_bounds() -> None:
     assert histogram.sum_ms == pytest.approx(80_001.6)
 
 
+def test_recorder_counts_calls_whose_first_attempt_was_throttled() -> None:
+    recorder = RunRecorder(heat=HeatConfig(buckets=8))
+    for throttled, first in ((2, True), (1, False), (0, False)):
+        ctx = {**context(["k"], throttled=throttled), "first_attempt_throttled": first}
+        recorder._on_request(request_type="PutItem", name="p.put", context=ctx, start_time=T0)
+    counts = recorder.operations[("PutItem", "p.put")]
+    assert (counts.requests, counts.throttled_attempts, counts.throttled_first_attempts) == (
+        3,
+        3,
+        1,
+    )
+    # A worker's report carries it to the master; a report without it (an earlier worker)
+    # counts none.
+    master = RunRecorder(heat=HeatConfig(buckets=8))
+    master.merge_dict(recorder.to_dict())
+    older = recorder.to_dict()
+    del older["operations"][0][2]["throttled_first_attempts"]
+    master.merge_dict(older)
+    assert master.operations[("PutItem", "p.put")].throttled_first_attempts == 1
+
+
 def test_recorder_is_the_one_listener_feeding_counts_latency_and_heat() -> None:
     recorder = RunRecorder(heat=HeatConfig(buckets=8))
     ctx = context(["k"], consumed={"TableName": "t", "CapacityUnits": 1.0}, throttled=1)

@@ -166,6 +166,24 @@ def test_a_large_item_overdraws_then_waits_out_its_debt() -> None:
     assert run(model, clock, 50, lambda s: [write("k")]) == [0] * 40 + [1] * 10
 
 
+@pytest.mark.parametrize("scale", [1.0, 0.1, 0.01])
+@pytest.mark.parametrize("units", [1.0, 2.5, 6.0])
+def test_a_scaled_partition_second_carries_its_ceiling_whatever_the_request_size(
+    units: float, scale: float
+) -> None:
+    # A hot key offered 1.5x its partition's ceiling, in requests of ``units``: over a run
+    # every scale carries its ceiling, to within one request's overdraw. At 0.01 a second
+    # holds 10 units, less than two 6-unit requests: the debt a request leaves is carried
+    # into the next second, so no scale rounds a second up or down to whole requests.
+    seconds = 40
+    model, clock = model_with(schema(), scale=scale)
+    ceiling = 1000 * scale
+    offered = [write("hot", units)] * math.ceil(1.5 * ceiling / units)
+    admitted = sum(run(model, clock, seconds, lambda s: offered))
+    carried = admitted * units / (ceiling * seconds)
+    assert 1.0 <= carried <= 1.0 + units / (ceiling * seconds), carried
+
+
 # Burst and adaptive capacity ------------------------------------------------------------------
 
 
