@@ -86,7 +86,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="SDK clients sending the load, each with standard mode's retry quota (default 1)",
     )
     simulate_parser.add_argument("--distribution", default="zipf:0.99", help="default skew")
-    simulate_parser.add_argument("--seed", type=int, default=1)
+    simulate_parser.add_argument(
+        "--seed", type=int, default=1, help="seed of each second's random counts (default 1)"
+    )
+    simulate_parser.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="draw the counts as a loadgen run --scale S meets them: they fluctuate "
+        "1/sqrt(S) times more, its retry quota lasts 1/S times longer (default 1: AWS)",
+    )
     simulate_parser.add_argument(
         "--every", default="1m", help="print every Nth minute of the timeline (default 1m)"
     )
@@ -135,6 +144,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         auto_scaling=args.auto_scaling,
         warm_write_units=args.warm_writes,
         warm_read_units=args.warm_reads,
+        scale=args.scale,
     )
     result = simulate(design, profile, settings)
     print("\n".join(timeline_lines(result, every)), flush=True)

@@ -37,6 +37,14 @@ from loadgen.model.partitions import (
 from loadgen.model.schema import TableSchema
 from loadgen.simulate.demand import KeyProfile, Lane, PatternDemand, pattern_demands
 from loadgen.simulate.profile import Profile
+from loadgen.simulate.retries import (
+    NO_RETRY_INCREMENT,
+    RETRY_COST,
+    RETRY_QUOTA,
+    STANDARD_ATTEMPTS,
+    horizon,
+    landing,
+)
 
 __all__ = [
     "FAILING_SHARE",
@@ -48,16 +56,6 @@ __all__ = [
     "simulate",
 ]
 
-# https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
-STANDARD_ATTEMPTS = 3
-"""Attempts per request in the SDKs' standard retry mode (the first and two retries)."""
-# https://github.com/boto/botocore/blob/develop/botocore/retries/quota.py and standard.py
-RETRY_QUOTA = 500.0
-"""Retry tokens one SDK client holds in standard mode."""
-RETRY_COST = 5.0
-"""Tokens a retry of a throttle takes (given back if it succeeds)."""
-NO_RETRY_INCREMENT = 1.0
-"""Tokens a request that succeeds at its first attempt gives back."""
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
 AUTO_SCALING_MAXIMUM = 40000.0
 """Units/s auto scaling may reach: the default per-table quota."""
@@ -85,6 +83,8 @@ class Settings:
     """How to simulate: seed, retries, start time, auto scaling, warm throughput."""
 
     seed: int = 1
+    """Seeds the key draws of time generators, where partitions split and each second's
+    counts (`fluctuate`): one seed, one result."""
     distribution: str = "zipf:0.99"
     """Key distribution of generators that name none (the workloads' default)."""
     attempts: int = STANDARD_ATTEMPTS
@@ -103,8 +103,18 @@ class Settings:
     """SDK clients sending the traffic: each holds a retry quota of 500 tokens."""
     split_after_s: float = 300.0
     buckets: int = 256
+    fluctuate: bool = True
+    """Draw each second's executions per pattern and touches per partition at random, as
+    traffic meets them (the hottest keys over the run too); False: their expectations."""
+    scale: float = 1.0
+    """Simulate a run at this scale (1: AWS). A ``loadgen run --scale S`` sends S times the
+    requests to S times the ceilings: its counts fluctuate 1/sqrt(S) times as much, and its
+    clients' retry quotas, counted in its requests, last 1/S times as long. Capacities and
+    figures stay at AWS's."""
 
     def __post_init__(self) -> None:
+        if not self.scale > 0:
+            raise ConfigError(f"scale must be more than 0 (got {self.scale!r})")
         if not 1 <= self.attempts <= 20:
             raise ConfigError(f"attempts must be 1 to 20 (got {self.attempts!r})")
         if self.clients < 1:
@@ -279,8 +289,11 @@ def simulate(
     scope_minutes: dict[tuple[str, str | None], list[ScopeMinute]] = {}
     top: dict[tuple[str, str | None], dict[str, tuple[float, float]]] = {}
     lane_executions = np.zeros(len(lane_list))
-    pending = np.zeros((attempts + 1, n_patterns))  # attempts arriving next second, by number
-    quota = tokens = RETRY_QUOTA * settings.clients
+    # Attempts arriving in a later second (first axis: seconds ahead), by number, by pattern.
+    pending = np.zeros((horizon(attempts), attempts, n_patterns))
+    # A run at a scale counts its quota's tokens in its own requests: 1/scale of AWS's.
+    quota = tokens = RETRY_QUOTA * settings.clients / settings.scale
+    draws = _Draws(settings)
     rates = profile.array()
     total_requests = 0.0
 
@@ -290,9 +303,12 @@ def simulate(
         if not executions:
             return
         keys = top.setdefault((lane.table, lane.index), {})
+        whole = float(draws.executions(np.asarray([executions]))[0])
         for text, weight in profiles[number].top:
             touches, units = keys.get(text, (0.0, 0.0))
-            keys[text] = (touches + executions * weight, units + executions * weight * lane.units)
+            # A sketch of real traffic counts random draws: so does the simulation.
+            drawn = float(draws.touches(whole, np.asarray([weight]))[0])
+            keys[text] = (touches + drawn, units + drawn * lane.units)
         lane_executions[number] = 0.0
 
     for second in range(duration):
@@ -314,10 +330,12 @@ def simulate(
                     scope.shares.pop(number, None)
                     scope.starts = []
                     bucket_shares[number] = profiles[number].shares(scope.bucket_starts)
-        cohorts = pending[:attempts].copy()
-        cohorts[0] += rates[second] * mix
+        cohorts = pending[0].copy()
+        cohorts[0] += draws.arrivals(float(rates[second]), mix)
         offered = cohorts.sum(axis=0)
-        pending = np.zeros_like(pending)
+        pending = np.roll(pending, -1, axis=0)
+        pending[-1] = 0.0
+        executions_drawn = draws.executions(offered)
         lane_fraction = np.ones(len(lane_list))
         phis: dict[tuple[str, str | None, str], np.ndarray] = {}
         why: dict[tuple[str, str | None, str], str] = {}
@@ -334,10 +352,12 @@ def simulate(
                 )
             units = np.zeros(len(starts))
             touches = np.zeros(len(starts))
+            lane_touches: dict[int, np.ndarray] = {}
             for number, lane, _ in scope.lanes:
-                executions = offered[lane_list[number][0]]
-                touches += executions * scope.shares[number]
-                units += executions * lane.units * scope.shares[number]
+                drawn = draws.touches(executions_drawn[lane_list[number][0]], scope.shares[number])
+                lane_touches[number] = drawn
+                touches += drawn
+                units += drawn * lane.units
             sampler = _sampler(scope, offered, lane_list)
             bulk = model.admit_bulk(
                 scope.table, scope.index, key[2], units.tolist(), touches.tolist(), sampler=sampler
@@ -349,7 +369,9 @@ def simulate(
             if bulk.throttle is not None:
                 why[key] = _words(bulk, scope, units, key[2], model, offered, lane_list)
             for number, _, _ in scope.lanes:
-                shares = scope.shares[number]
+                # This second's touches, or where none were drawn, where they would fall.
+                drawn = lane_touches[number]
+                shares = drawn if drawn.sum() > 0 else scope.shares[number]
                 total = shares.sum()
                 if total > 0:
                     lane_fraction[number] = float(shares @ phi) / total
@@ -364,9 +386,12 @@ def simulate(
         throttled = offered * refused
         failed = cohorts[attempts - 1] * refused
         if attempts > 1:
-            retries, gave_up, tokens = _retries(cohorts, fraction, refused, tokens, quota)
-            pending[1:attempts] = retries
+            again, lands, gave_up, tokens = _retries(cohorts, fraction, refused, tokens, quota)
+            pending[: len(lands)] += lands
             failed = failed + gave_up
+            # Retries back within the second are throttled again: attempts, all refused.
+            offered = offered + again
+            throttled = throttled + again
         per_pattern[0, minute] += offered
         per_pattern[1, minute] += cohorts[0]
         per_pattern[2, minute] += offered - throttled
@@ -433,29 +458,93 @@ def simulate(
 
 def _retries(
     cohorts: np.ndarray, fraction: np.ndarray, refused: np.ndarray, tokens: float, quota: float
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """The retries the next second brings (by attempt number, from the second), the requests
-    that give up for want of quota, and the quota left.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """What this second's throttles bring: the retries back within the second (throttled
+    again) per pattern, the attempts arriving in later seconds (``[s]``: ``s + 1`` seconds
+    on, by attempt number, by pattern), the requests that give up (out of attempts, or of
+    quota) and the quota left.
 
     ``cohorts[k]`` are this second's attempts number ``k + 1`` per pattern, of which
-    ``fraction`` was admitted and ``refused`` throttled. A success at the first attempt gives
+    ``fraction`` was admitted and ``refused`` throttled; their retries wait as the standard
+    mode waits (`loadgen.simulate.retries.landing`). A success at the first attempt gives
     a token back, a retry that succeeds its 5; a retry takes 5, and none is made on an empty
     quota. Within a second refunds and retries interleave: the cap binds on what is left.
     """
-    attempts = len(cohorts)
+    attempts, n_patterns = cohorts.shape
     tokens += (
         float((cohorts[0] * fraction).sum()) * NO_RETRY_INCREMENT
         + float((cohorts[1:] * fraction).sum()) * RETRY_COST
     )
-    wanting = cohorts[: attempts - 1] * refused
-    asked = float(wanting.sum())
+    seconds = horizon(attempts)
+    again = np.zeros(n_patterns)
+    lands = np.zeros((seconds, attempts, n_patterns))
+    out_of_attempts = np.zeros(n_patterns)
+    asked = 0.0
+    for i in np.flatnonzero(refused).tolist():
+        for k in range(attempts - 1):
+            wanting = float(cohorts[k, i] * refused[i])
+            if not wanting:
+                continue
+            same, later, retries = landing(float(refused[i]), k, attempts)
+            again[i] += wanting * float(same.sum())
+            lands[:, :, i] += wanting * later
+            out_of_attempts[i] += wanting * (1.0 - float(later.sum()))
+            asked += wanting * retries
     allowed = min(asked, max(0.0, tokens) / RETRY_COST)
     kept = allowed / asked if asked else 1.0
+    wanting_all = (cohorts[: attempts - 1] * refused).sum(axis=0)
     return (
-        wanting * kept,
-        wanting.sum(axis=0) * (1.0 - kept),
+        again * kept,
+        lands[1:] * kept,
+        out_of_attempts * kept + wanting_all * (1.0 - kept),
         min(quota, tokens - allowed * RETRY_COST),
     )
+
+
+class _Draws:
+    """Each second's counts as traffic meets them: seeded draws, or their expectations.
+
+    Arrivals come at the profile's rate (the open model's constant arrivals), each choosing
+    its pattern by the design's mix; each execution of a pattern touches a partition with the
+    partition's share of the lane's keys (multinomial counts: a key at its ceiling is over
+    it in about half its seconds, as in real traffic). Drawn at ``settings.scale`` times the
+    counts, then scaled back.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.random = np.random.default_rng(settings.seed) if settings.fluctuate else None
+        self.scale = settings.scale
+
+    def _whole(self, counts: np.ndarray) -> np.ndarray:
+        """``counts`` at the scale, rounded to whole numbers at random (the mean kept)."""
+        assert self.random is not None
+        scaled = np.asarray(counts, dtype=np.float64) * self.scale
+        whole = np.floor(scaled)
+        return whole + (self.random.random(whole.shape) < scaled - whole)
+
+    def arrivals(self, rate: float, mix: np.ndarray) -> np.ndarray:
+        """New executions of each pattern this second."""
+        if self.random is None:
+            return rate * mix
+        (total,) = self._whole(np.asarray([rate]))
+        return self.random.multinomial(int(total), mix) / self.scale
+
+    def executions(self, offered: np.ndarray) -> np.ndarray:
+        """Executions per pattern the key draws are made for (whole, at the scale)."""
+        return offered if self.random is None else self._whole(offered)
+
+    def touches(self, executions: float, shares: np.ndarray) -> np.ndarray:
+        """Touches on each range of ``shares`` (touches per execution) by ``executions`` (as
+        `executions` gives them), drawn at random: how many of the executions chose each."""
+        if self.random is None:
+            return executions * shares
+        # An execution touching `times` keys (a batch, an item and its profile): as many
+        # draws. Multinomial: the touches add up to what the executions ask, as they do.
+        times = max(1.0, math.ceil(float(shares.sum()) - 1e-9))
+        chances = np.append(shares / times, 0.0)
+        chances[-1] = max(0.0, 1.0 - float(chances[:-1].sum()))
+        drawn = self.random.multinomial(int(executions * times), chances / chances.sum())
+        return np.asarray(drawn[:-1] / self.scale, dtype=np.float64)
 
 
 def _per_minute(

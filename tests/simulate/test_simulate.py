@@ -157,3 +157,43 @@ def test_auto_scaling_follows_a_provisioned_table_up(tmp_path: Path) -> None:
     assert sum(r.throttled for r in scaled.patterns["increment"]) < sum(
         r.throttled for r in fixed.patterns["increment"]
     )
+
+
+def test_a_key_at_its_ceiling_throttles_in_the_seconds_its_draws_pass_it() -> None:
+    from math import comb
+
+    design = load_design(COUNTER, "single")
+    # 1,000 increments/s of 1,100 executions: GLOBAL_COUNTER exactly at its 1,000 write units.
+    profile = parse_profile(["1100/s for 10m"])
+    even = simulate(design, profile, Settings(attempts=1, fluctuate=False))
+    drawn = simulate(design, profile, Settings(attempts=1))
+    assert sum(row.throttled for row in even.patterns["increment"]) == 0
+    # Each second's increments are binomial (1,100 arrivals, each one with 10/11): the
+    # refused share is E[(X - 1000)+] / E[X].
+    n, p = 1100, 1500 / 1650
+    expected = sum(comb(n, x) * p**x * (1 - p) ** (n - x) * (x - 1000) for x in range(1001, n + 1))
+    rows = drawn.patterns["increment"]
+    share_drawn = sum(row.throttled for row in rows) / sum(row.offered for row in rows)
+    assert share_drawn == pytest.approx(expected / (n * p), rel=0.2)
+    # At a run's scale of 0.01 the counts are 100 times smaller and fluctuate 10 times more.
+    small = simulate(design, profile, Settings(attempts=1, scale=0.01))
+    rows = small.patterns["increment"]
+    assert sum(r.throttled for r in rows) / sum(r.offered for r in rows) > 5 * share_drawn
+
+
+def test_retries_come_back_as_the_standard_mode_waits() -> None:
+    from loadgen.simulate.retries import landing
+
+    # Throttles in the last half of a second, retried 0-1 s later: a quarter come back within
+    # the second (throttled again), three quarters the next second.
+    same, lands, retries = landing(0.5, 0, 3)
+    assert same[1] == pytest.approx(0.25, abs=0.01)
+    assert lands[1, 1] == pytest.approx(0.75, abs=0.01)
+    # A whole second refused: half back within it, and of those, waiting 0-2 s more, a sixth
+    # within it again (P(u + d1 + d2 < 1) = 1/12), out of attempts.
+    same, lands, retries = landing(1.0, 0, 3)
+    assert same[1] == pytest.approx(0.5, abs=0.01)
+    assert same[2] == pytest.approx(1 / 12, abs=0.01)
+    assert lands.sum() + same[2] == pytest.approx(1.0)
+    assert retries == pytest.approx(1 + same[1])
+    assert lands[3].sum() == 0 and lands[2, 2] > 0  # the second retry may come 2 s on

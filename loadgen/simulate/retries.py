@@ -1,0 +1,99 @@
+"""The SDK's standard retry mode, per second and in bulk: when a throttled attempt comes back,
+and how many the retry quota allows.
+
+botocore's standard mode waits ``random() * min(2 ** (n - 1), 20)`` seconds after its
+``n``-th attempt fails (`ExponentialBackoff` in ``botocore/retries/standard.py``): 0-1 s after
+the first, 0-2 s after the second. A throttle falls late in its second (once the partition's
+bucket is empty), so a retry may come back in the same second, where the same key's bucket is
+still empty and it is throttled again, in the next second, or in the one after.
+`landing` gives, for a request throttled at one attempt, where its later attempts go.
+
+    same, lands, spent = landing(0.5, 0, 3)  # half the second refused, first attempts
+    lands[1, 1]   # of each such request: its second attempt arriving in the next second
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+__all__ = [
+    "MAX_BACKOFF_S",
+    "NO_RETRY_INCREMENT",
+    "RETRY_COST",
+    "RETRY_QUOTA",
+    "STANDARD_ATTEMPTS",
+    "horizon",
+    "landing",
+]
+
+# https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
+STANDARD_ATTEMPTS = 3
+"""Attempts per request in the SDKs' standard retry mode (the first and two retries)."""
+# https://github.com/boto/botocore/blob/develop/botocore/retries/quota.py and standard.py
+RETRY_QUOTA = 500.0
+"""Retry tokens one SDK client holds in standard mode."""
+RETRY_COST = 5.0
+"""Tokens a retry of a throttle takes (given back if it succeeds)."""
+NO_RETRY_INCREMENT = 1.0
+"""Tokens a request that succeeds at its first attempt gives back."""
+MAX_BACKOFF_S = 20.0
+"""The standard mode's longest wait before a retry."""
+_STEPS = 16
+"""Points per second of the grid the waits are spread on."""
+_LEVELS = 32
+"""A second's refused share is rounded to this many levels (the landings are cached)."""
+
+
+def _backoff_s(attempt: int) -> float:
+    """Longest wait after attempt number ``attempt + 1`` (``attempt`` counts from 0)."""
+    return min(2.0**attempt, MAX_BACKOFF_S)
+
+
+def horizon(attempts: int) -> int:
+    """Seconds ahead a retry can land, counting the current one."""
+    return 2 + math.ceil(max((_backoff_s(a) for a in range(attempts - 1)), default=0.0))
+
+
+@functools.lru_cache(maxsize=4096)
+def _landing(level: int, attempt: int, attempts: int) -> tuple[np.ndarray, np.ndarray, float]:
+    refused = level / _LEVELS
+    seconds = horizon(attempts)
+    # Where in the second the throttles fall: evenly over its last `refused` share.
+    first = 1.0 - refused
+    edges = np.arange(_STEPS + 1) / _STEPS
+    mass = np.clip(np.minimum(edges[1:], 1.0) - np.maximum(edges[:-1], first), 0.0, None)
+    mass = mass / mass.sum() if mass.sum() else np.eye(1, _STEPS, _STEPS - 1)[0]
+    same = np.zeros(attempts)
+    lands = np.zeros((seconds, attempts))
+    spent = 0.0
+    for a in range(attempt, attempts - 1):
+        width = max(1, round(_backoff_s(a) * _STEPS))
+        # A wait of 0 to `width` grid steps: half weights at both ends centre it.
+        kernel = np.full(width + 1, 1.0 / width)
+        kernel[[0, -1]] /= 2
+        moved = np.convolve(mass, kernel)
+        spent += float(mass.sum())  # each one of these retries
+        later = moved[_STEPS:]
+        padded = np.zeros((seconds - 1) * _STEPS)
+        padded[: len(later)] = later
+        lands[1:, a + 1] += padded.reshape(seconds - 1, _STEPS).sum(axis=1)
+        mass = moved[:_STEPS]
+        same[a + 1] = float(mass.sum())  # back within this second: throttled again
+    return same, lands, spent
+
+
+def landing(refused: float, attempt: int, attempts: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Where the later attempts of one request throttled at attempt ``attempt`` (from 0) go,
+    when the second refused ``refused`` of its demand.
+
+    Returns ``(same, lands, retries)``: ``same[k]``, attempts number ``k`` (from 0) that come
+    back within this second and are throttled again (the key's bucket is empty until the next
+    second); ``lands[s, k]``, attempts number ``k`` arriving ``s`` seconds later; ``retries``,
+    the retries made in all (each takes the quota's tokens). What is left of one request,
+    ``1 - lands.sum()``, ran out of attempts within the second.
+    """
+    level = min(_LEVELS, max(1, round(refused * _LEVELS)))
+    return _landing(level, attempt, attempts)
