@@ -64,7 +64,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dashboards") 
         prog=prog, description="Rebuild the Grafana dashboards' JSON from their grafanalib source."
     )
     parser.add_argument(
-        "--out", type=Path, default=HERE, help=f"directory to write to (default {HERE})"
+        "--out",
+        type=Path,
+        default=HERE,
+        help="directory to write to (default: dashboards/ beside build.py)",
     )
     parser.add_argument(
         "--check",
