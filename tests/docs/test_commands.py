@@ -186,6 +186,7 @@ def _loadgen_problems(args: tuple[str, ...]) -> tuple[list[str], list[tuple[str,
     return [f"loadgen {parsed.command} does not take {' '.join(extra)}"], []
 
 
+@functools.cache
 def _checks(command: Command) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """Problems found here, and (locustfile, arguments) for Locust's parser to judge."""
     problems = [
@@ -246,7 +247,8 @@ def test_the_pages_give_commands_and_quick_ones() -> None:
 
 @pytest.mark.parametrize("command", COMMANDS, ids=_ids(COMMANDS))
 def test_command_parses(command: Command, locust_verdicts: dict) -> None:
-    problems, for_locust = _checks(command)
+    found, for_locust = _checks(command)  # cached: the fixture asked first
+    problems = list(found)
     for locustfile, args in for_locust:
         verdict = locust_verdicts[locustfile, tuple(args)]
         if verdict:

@@ -21,6 +21,7 @@ import pytest
 from loadgen.emulator.backends import UpstreamBackend
 from loadgen.emulator.server import Emulator, EmulatorServer
 from loadgen.model.partitions import PartitionModel
+from tests.emulator.test_emulator_dynamodb_local import table_request
 
 pytestmark = pytest.mark.dynamodb_local
 
@@ -34,21 +35,26 @@ HEADERS = {
 ONE = {":v": {"N": "1"}}
 
 
-def send(url: str, operation: str, body: dict[str, Any]) -> tuple[int, str, str]:
-    """Status, error code and message (empty for a success)."""
+def _post(url: str, operation: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """One request on a connection of its own: the status and the parsed body."""
     parts = urllib.parse.urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
     try:
         headers = {**HEADERS, "X-Amz-Target": f"DynamoDB_20120810.{operation}"}
         connection.request("POST", "/", json.dumps(body), headers)
-        answer = connection.getresponse()
-        parsed = json.loads(answer.read() or b"{}")
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"{}")
     finally:
         connection.close()
-    if answer.status == 200:
+
+
+def send(url: str, operation: str, body: dict[str, Any]) -> tuple[int, str, str]:
+    """Status, error code and message (empty for a success)."""
+    status, parsed = _post(url, operation, body)
+    if status == 200:
         return 200, "", ""
     message = parsed.get("message", parsed.get("Message", ""))
-    return answer.status, str(parsed.get("__type", "")).rpartition("#")[2], message
+    return status, str(parsed.get("__type", "")).rpartition("#")[2], message
 
 
 @pytest.fixture(scope="module")
@@ -320,30 +326,7 @@ PROJECTIONS: list[dict[str, Any]] = [
 def reads(endpoints: tuple[str, str]) -> tuple[str, str]:
     direct, emulator = endpoints
     send(direct, "DeleteTable", {"TableName": READS})
-    created = send(
-        emulator,
-        "CreateTable",
-        {
-            "TableName": READS,
-            "KeySchema": [
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            "AttributeDefinitions": [
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "N"},
-                {"AttributeName": "g", "AttributeType": "S"},
-            ],
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": "by_g",
-                    "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
-            "BillingMode": "PAY_PER_REQUEST",
-        },
-    )
+    created = send(emulator, "CreateTable", table_request(READS, gsi=True, provisioned=False))
     assert created[0] == 200, created
     for item in STORED:
         assert send(direct, "PutItem", {"TableName": READS, "Item": item})[0] == 200
@@ -351,16 +334,8 @@ def reads(endpoints: tuple[str, str]) -> tuple[str, str]:
 
 
 def answer(url: str, operation: str, body: dict[str, Any]) -> dict[str, Any]:
-    parts = urllib.parse.urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=30)
-    try:
-        headers = {**HEADERS, "X-Amz-Target": f"DynamoDB_20120810.{operation}"}
-        connection.request("POST", "/", json.dumps(body), headers)
-        response = connection.getresponse()
-        parsed: dict[str, Any] = json.loads(response.read())
-    finally:
-        connection.close()
-    assert response.status == 200, parsed
+    status, parsed = _post(url, operation, body)
+    assert status == 200, parsed
     return parsed
 
 

@@ -40,6 +40,17 @@ def write_design(tmp_path: Path, data: dict[str, Any], name: str = "design.yaml"
     return str(path)
 
 
+def provisioned_counter(tmp_path: Path, units: int) -> Any:
+    """The sharded counter on a table provisioned with ``units`` read and write units."""
+    data = yaml.safe_load(Path(COUNTER).read_text())
+    data["tables"][0]["BillingMode"] = "PROVISIONED"
+    data["tables"][0]["ProvisionedThroughput"] = {
+        "ReadCapacityUnits": units,
+        "WriteCapacityUnits": units,
+    }
+    return load_design(write_design(tmp_path, data), "sharded")
+
+
 def share(row: Any) -> float:
     return row.throttled / row.offered if row.offered else 0.0
 
@@ -82,13 +93,7 @@ def test_the_single_counter_throttles_from_the_first_second_and_no_split_helps()
 
 
 def test_the_sharded_counter_on_a_provisioned_table_burst_then_split(tmp_path: Path) -> None:
-    data = yaml.safe_load(Path(COUNTER).read_text())
-    data["tables"][0]["BillingMode"] = "PROVISIONED"
-    data["tables"][0]["ProvisionedThroughput"] = {
-        "ReadCapacityUnits": 3000,
-        "WriteCapacityUnits": 3000,
-    }
-    design = load_design(write_design(tmp_path, data), "sharded")
+    design = provisioned_counter(tmp_path, 3000)
     # An hour at launch traffic, three times that for ten minutes from minute 20.
     result = simulate(design, parse_profile(["1650/s for 60m", "x3 for 10m at 20m"]))
     table = result.scopes[("ph-counter", None)]
@@ -140,13 +145,7 @@ def test_a_pattern_charges_what_its_requests_charge_key_by_key() -> None:
 
 
 def test_auto_scaling_follows_a_provisioned_table_up(tmp_path: Path) -> None:
-    data = yaml.safe_load(Path(COUNTER).read_text())
-    data["tables"][0]["BillingMode"] = "PROVISIONED"
-    data["tables"][0]["ProvisionedThroughput"] = {
-        "ReadCapacityUnits": 1000,
-        "WriteCapacityUnits": 1000,
-    }
-    design = load_design(write_design(tmp_path, data), "sharded")
+    design = provisioned_counter(tmp_path, 1000)
     profile = parse_profile(["1650/s for 15m"])
     fixed = simulate(design, profile)
     scaled = simulate(design, profile, Settings(auto_scaling=True))
