@@ -5,8 +5,8 @@ Owns: the request flow (`server`) and its HTTP server (`listener`), DynamoDB's J
 (`quotas`), limits on concurrent work (`admission`), backend failures as DynamoDB errors
 (`faults`), where admitted requests go (`backends`: moto, with shorter paths through it in
 `moto_paths`, an upstream, or nothing), the embedded engine's choice and warm-up (`engines`),
-what a request costs (`pricing`, with `update_expression` to replay updates), its Prometheus
-metrics (`metrics`), the trace of ``--capture`` (`capture`, written with
+what a request costs (`pricing`, replaying updates with `loadgen.model.update_expression`), its
+Prometheus metrics (`metrics`), the trace of ``--capture`` (`capture`, written with
 `loadgen.traffic.trace`), the child process a run starts (`embedded`) and ``loadgen emulator``
 itself (`command`).
 Imports `loadgen.model`, `loadgen.targets`, `loadgen.errors` and the trace format of

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from loadgen.emulator.update_expression import apply_update_exactly
+from loadgen.model.update_expression import apply_update_exactly
 
 __all__ = [
     "blob_text",

@@ -3,7 +3,7 @@
 DynamoDB charges by the items a request touches (`loadgen.model.capacity`): a write by the larger
 of the item before and after it, a read by what it returns. The request alone says neither,
 so the emulator remembers the items it has seen (`ItemShadow`) and replays updates on them
-(`loadgen.emulator.update_expression`).
+(`loadgen.model.update_expression`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from loadgen.emulator.update_expression import apply_update
 from loadgen.emulator.wire import batch_entries, dumps, error_code
 from loadgen.model.capacity import Item, KeyValue, OperationCost, cost_of, item_size, key_value
 from loadgen.model.schema import TableSchema
+from loadgen.model.update_expression import apply_update
 
 __all__ = ["ItemShadow", "Pricing", "primary_key"]
 

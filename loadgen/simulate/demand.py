@@ -39,6 +39,7 @@ from loadgen.design.patterns import typed_value
 from loadgen.design.templates import RequestTemplate, Template
 from loadgen.model.capacity import Charge, cost_of
 from loadgen.model.hashing import HASH_SPACE, partition_hash
+from loadgen.model.update_expression import apply_update
 
 __all__ = ["EXACT_KEYS", "KeyProfile", "Lane", "PatternDemand", "pattern_demands"]
 
@@ -242,6 +243,10 @@ def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
     if op in ("GetItem", "UpdateItem", "DeleteItem"):
         found = store.find(call.table, params["Key"])
         kwargs["returned" if op == "GetItem" else "before"] = found
+        if op == "UpdateItem":
+            # What the update leaves, as the emulator replays it: an index key it sets moves
+            # the entry (a removal on the old key, a write on the new one).
+            kwargs["after"] = apply_update(found, params["Key"], params)
     elif op == "Query":
         index = params.get("IndexName")
         owner = schemas[call.table].index(index) if index else schemas[call.table]
@@ -255,12 +260,14 @@ def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
         keys = params["RequestItems"][call.table]["Keys"]
         kwargs["returned"] = [store.find(call.table, key) for key in keys]
     elif op == "TransactWriteItems":
-        befores = []
+        befores, afters = [], []
         for action in params["TransactItems"]:
             ((kind, body),) = action.items()
             # A Put writes a new item (its index entries are new); the others find theirs.
-            befores.append(None if kind == "Put" else store.find(body["TableName"], body["Key"]))
-        kwargs["before"] = befores
+            found = None if kind == "Put" else store.find(body["TableName"], body["Key"])
+            befores.append(found)
+            afters.append(apply_update(found, body["Key"], body) if kind == "Update" else None)
+        kwargs["before"], kwargs["after"] = befores, afters
     elif op == "TransactGetItems":
         kwargs["returned"] = [
             store.find(next(iter(a.values()))["TableName"], next(iter(a.values()))["Key"])

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from loadgen.emulator.pricing import ItemShadow
-from loadgen.emulator.update_expression import apply_update
 from loadgen.emulator.wire import (
     WireError,
     batch_entries,
@@ -21,6 +20,7 @@ from loadgen.emulator.wire import (
     transaction_canceled,
 )
 from loadgen.model.capacity import item_size
+from loadgen.model.update_expression import apply_update
 
 KEY = {"pk": {"S": "a"}}
 

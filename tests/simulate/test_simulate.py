@@ -144,6 +144,26 @@ def test_a_pattern_charges_what_its_requests_charge_key_by_key() -> None:
     assert sum(read.profile(lane).touches for lane in read.lanes) == pytest.approx(10)
 
 
+def test_an_update_that_sets_an_index_key_moves_the_entry_as_the_emulator_charges_it() -> None:
+    from loadgen.simulate.demand import pattern_demands
+
+    design = load_design(design_path("orders"), "hot-status")
+    demands = {d.id: d for d in pattern_demands(design, design.generators())}
+    status = {
+        lane.template.text: lane
+        for lane in demands["update-status"].lanes
+        if lane.index == "status" and lane.template is not None
+    }
+    # Out of PLACED: the old entry removed from its key, the new one written on the new key
+    # (not the old entry rewritten where it was).
+    assert set(status) == {"STATUS#PLACED", "STATUS#{status}"}
+    assert all(lane.kind == "write" and lane.units == 1.0 for lane in status.values())
+    moved = demands["update-status"].profile(status["STATUS#{status}"])
+    assert {key for key, _ in moved.top} == {
+        "STATUS#PAID", "STATUS#SHIPPED", "STATUS#DELIVERED", "STATUS#CANCELLED"
+    }  # fmt: skip
+
+
 def test_auto_scaling_follows_a_provisioned_table_up(tmp_path: Path) -> None:
     design = provisioned_counter(tmp_path, 1000)
     profile = parse_profile(["1650/s for 15m"])

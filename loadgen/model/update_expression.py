@@ -1,8 +1,9 @@
 """Replaying an UpdateItem on a known item, to learn what it leaves stored.
 
-A write is priced by the item before and after it (`loadgen.emulator.pricing`); for an
-UpdateItem the request names only the changes. `apply_update` applies them to the item as last
-seen: SET, REMOVE, ADD and DELETE of an ``UpdateExpression``, or legacy ``AttributeUpdates``.
+A write is priced by the item before and after it (`loadgen.emulator.pricing` for a request,
+`loadgen.simulate.demand` for a pattern); for an UpdateItem the request names only the changes.
+`apply_update` applies them to the item as last seen: SET, REMOVE, ADD and DELETE of an
+``UpdateExpression``, or legacy ``AttributeUpdates``.
 """
 
 from __future__ import annotations
