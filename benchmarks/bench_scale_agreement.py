@@ -1,8 +1,9 @@
 """Whether a run's verdict holds across scales: each shipped design at its launch traffic.
 
 For each workload (counter, sensor, orders), its bad and its good design, at its launch
-traffic (``examples/launch/<workload>.yaml``) and at scales 0.1, 0.03 and 0.01, one short
-``loadgen run`` against a fresh embedded target gives these figures:
+traffic (``examples/launch/<workload>.yaml``) and at three scales (0.1, 0.03 and 0.01; orders
+0.2, 0.1 and 0.06, see below), ``--repeats`` short ``loadgen run``s against a fresh embedded
+target each give these figures:
 
 - **throttled share, target**: throttled attempts over attempts, as the partition model
   answered them (``target_answers`` of the results file). The one judged: every attempt
@@ -15,17 +16,22 @@ traffic (``examples/launch/<workload>.yaml``) and at scales 0.1, 0.03 and 0.01, 
   offered load against the ceiling before the SDK retries (biased as above).
 - hottest key: the hottest key's share of its table's requests (judged).
 
-The figures of one design agree when every scale's is within 10% of the largest (within one
-percentage point, where shares are that small).
+A cell is the median of the repeats, with their range. A scale whose repeats do not agree
+among themselves (range over 10% of the median and over one point) is *unsteady*: the machine
+did not serve it alike twice, or the figure is a draw of too few requests. It is shown and
+left out. The figures of one design agree when every steady scale's median is within 10% of
+the largest (within one percentage point, where shares are that small); where they do not,
+"within noise" says that the medians' spread is within the repeats' own.
 
 A scale at which the workload's largest request takes more than a tenth of one partition's
 scaled second (`LARGEST_PARTITION_UNITS`) is outside what a scaled run models: a partition
 admits a request while its bucket is not empty and takes it whole, so a second may carry its
 ceiling plus one request; beyond a tenth that is more than the 10% the figures are held to.
-Such a scale is run and shown, marked "outside", and left out of the agreement.
+Such a scale is run and shown, marked "outside", and left out of the agreement. Orders'
+largest request (6 units) is outside below 0.06, so its own scales are 0.2, 0.1 and 0.06.
 
-    .venv/bin/python benchmarks/bench_scale_agreement.py [--seconds 12] [--scales 0.1,0.03,0.01]
-        [--workloads counter,sensor,orders] [--engine auto]
+    .venv/bin/python benchmarks/bench_scale_agreement.py [--seconds 12] [--repeats 3]
+        [--scales 0.1,0.03,0.01] [--workloads counter,sensor,orders] [--engine auto]
 
 A scaled run offers the launch rate times the scale, so its figures come from fewer requests:
 at 0.01 a counter run of 12 s sends about 200.
@@ -36,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,6 +62,8 @@ item's UpdateItem or PutItem; an order's TransactWriteItems puts up to 3 line it
 transactional: 2 units each) under one ``ORDER#`` partition key."""
 PARTITION_WRITE_UNITS = 1000.0
 OUTSIDE = 0.1
+SCALES = {"counter": (0.1, 0.03, 0.01), "sensor": (0.1, 0.03, 0.01), "orders": (0.2, 0.1, 0.06)}
+"""Each workload's scales: orders' largest request is outside below 0.06."""
 """Largest request over a partition's scaled second beyond which a scale is not modelled."""
 ENV = {
     **os.environ,
@@ -110,51 +119,90 @@ def agree(values: list[float]) -> bool:
     return spread <= 0.10 * max(values) or spread <= 0.01
 
 
+def steady(values: list[float]) -> bool:
+    """Whether a scale's repeats agree among themselves (a range within 10% of the median)."""
+    spread = max(values) - min(values)
+    return spread <= 0.10 * statistics.median(values) or spread <= 0.01
+
+
+def verdict(cells: list[list[float]], modelled: list[bool]) -> str:
+    """Whether the steady, modelled scales' medians agree; "within noise" when their spread is
+    no more than the widest range of one scale's repeats."""
+    judged = [c for c, inside in zip(cells, modelled, strict=True) if inside and steady(c)]
+    if len(judged) < 2:
+        return "-"  # nothing to agree with: one steady scale modelled at most
+    medians = [statistics.median(c) for c in judged]
+    if agree(medians):
+        return "yes"
+    noise = max(max(c) - min(c) for c in judged)
+    return "within noise" if max(medians) - min(medians) <= noise else "no"
+
+
+def cell(values: list[float], inside: bool) -> str:
+    text = f"{statistics.median(values):.1%}"
+    if len(values) > 1:
+        text += f" ({min(values):.1%}-{max(values):.1%})"
+    if not inside:
+        return text + " outside"
+    return text if steady(values) else text + " unsteady"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=12.0, help="length of each run")
-    parser.add_argument("--scales", default="0.1,0.03,0.01", help="scales, comma-separated")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per design and scale")
+    parser.add_argument(
+        "--scales", help="scales, comma-separated (default: each workload's, SCALES)"
+    )
     parser.add_argument("--workloads", default=",".join(DESIGNS), help="comma-separated")
     parser.add_argument("--engine", default="auto", help="embedded engine (default auto)")
     args = parser.parse_args()
-    scales = [float(s) for s in args.scales.split(",")]
+    try:
+        chosen = [float(s) for s in args.scales.split(",")] if args.scales else None
+    except ValueError:
+        chosen = [0.0]
     workloads = args.workloads.split(",")
     unknown = [w for w in workloads if w not in DESIGNS]
-    if unknown or args.seconds <= 0 or not all(s > 0 for s in scales):
+    bad_scales = chosen is not None and not all(s > 0 for s in chosen)
+    if unknown or args.seconds <= 0 or args.repeats < 1 or bad_scales:
         raise SystemExit(
-            f"error: workloads are {', '.join(DESIGNS)}; --seconds and scales above 0 "
-            f"(got {args.workloads!r}, {args.seconds:g}, {args.scales!r})"
+            f"error: workloads are {', '.join(DESIGNS)}; --seconds, --repeats and scales above "
+            f"0 (got {args.workloads!r}, {args.seconds:g}, {args.repeats}, {args.scales!r})"
         )
-    heads = " | ".join(f"{s:g}" for s in scales)
-    print(f"## Verdicts across scales ({args.seconds:g} s runs at launch traffic)")
+    print(
+        f"## Verdicts across scales ({args.seconds:g} s runs at launch traffic, "
+        f"median of {args.repeats} (range))"
+    )
     print()
-    print(f"| workload | design | figure | {heads} | agree |")
-    print("|---|---|---|" + "---|" * len(scales) + "---|")
+    print("| workload | design | figure | scales | agree |")
+    print("|---|---|---|---|---|")
     for workload in workloads:
+        scales = chosen or list(SCALES[workload])
+        modelled = [not outside(workload, s) for s in scales]
+        repeats = range(args.repeats)
         for design in DESIGNS[workload]:
-            runs = [measure(workload, design, s, args.seconds, args.engine) for s in scales]
-            modelled = [not outside(workload, s) for s in scales]
+            runs = [
+                [measure(workload, design, s, args.seconds, args.engine) for _ in repeats]
+                for s in scales
+            ]
             for figure, label in (
                 ("target", "**throttled share, target**"),
                 ("throttled", "throttled share, calls done"),
                 ("first", "first-attempt share"),
                 ("hottest", "**hottest key**"),
             ):
-                values = [run[figure] for run in runs]
-                cells = " | ".join(
-                    f"{v:.1%}" + ("" if inside else " (outside)")
-                    for v, inside in zip(values, modelled, strict=True)
+                cells = [[run[figure] for run in repeats] for repeats in runs]
+                shown = "; ".join(
+                    f"{s:g}: {cell(c, inside)}"
+                    for s, c, inside in zip(scales, cells, modelled, strict=True)
                 )
-                judged = [v for v, inside in zip(values, modelled, strict=True) if inside]
-                verdict = "yes" if agree(judged) else "no"
-                if len(judged) < 2:
-                    verdict = "-"  # nothing to agree with: one scale modelled at most
+                said = verdict(cells, modelled)
                 if not label.startswith("**"):
-                    verdict = f"({verdict})"  # shown, not judged
-                print(f"| {workload} | {design} | {label} | {cells} | {verdict} |", flush=True)
-            sent = " | ".join(
-                f"{run['requests']:,} ({run['cut_off']:,} cut off, {run['dropped']:,} dropped)"
-                for run in runs
+                    said = f"({said})"  # shown, not judged
+                print(f"| {workload} | {design} | {label} | {shown} | {said} |", flush=True)
+            sent = "; ".join(
+                f"{s:g}: " + ", ".join(f"{r['requests']:,} ({r['cut_off']:,} cut off)" for r in rs)
+                for s, rs in zip(scales, runs, strict=True)
             )
             print(f"| {workload} | {design} | calls done | {sent} | |", flush=True)
 
