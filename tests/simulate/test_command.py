@@ -28,6 +28,8 @@ def test_the_single_counter_fails_and_its_results_feed_report_and_gate(tmp_path:
     )
     assert gate.returncode == 1, gate.stderr
     assert "GLOBAL_COUNTER takes 100.00%" in gate.stdout
+    assert "a simulation delivers the load it simulates" in gate.stdout
+    assert "closed-model" not in gate.stdout
     pytest.importorskip("matplotlib")
     report = loadgen("report", str(out), "--out", str(tmp_path / "report"), timeout=180)
     assert report.returncode == 0, report.stderr
