@@ -234,7 +234,11 @@ def latency(results: dict[str, Any]) -> bytes:
             ax.text(right, center - height, f"  p99 {row['p99_ms']:.0f}", va="center", fontsize=8)
     ax.set_yticks(centers, [f"{row['name']}\n{row['operation']}" for row in rows], fontsize=8)
     ax.set_xlabel("milliseconds")
-    ax.set_xlim(0, max(maxima, default=1.0) * 1.12)
+    slowest = max(maxima, default=0.0)
+    ax.set_xlim(0, (slowest or 1.0) * 1.12)
+    if not slowest:  # a simulation: no request was sent, no time measured
+        ax.text(0.5, 0.5, "no latencies measured (a simulation sends no requests)", ha="center",
+                va="center", transform=ax.transAxes, color="0.4")  # fmt: skip
     ax.grid(axis="x", alpha=0.3)
     figure.legend(fontsize=8, loc="outside upper right", ncols=4)
     return _png(figure)

@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,14 @@ def test_a_design_run_shows_its_pattern_verdicts_and_a_rate_run_its_rate() -> No
     ) in page
     # Without a design, no verdict table.
     assert "Access patterns: verdicts" not in build_html(orders_like(), dict.fromkeys(CHARTS, b""))
+
+
+def test_a_results_file_without_latencies_draws_its_latency_chart_without_a_warning() -> None:
+    from loadgen.verdict import charts
+
+    rows = [op_row("counter.increment", "UpdateItem", 100, p50=None, p95=None, p99=None)]
+    results = make_results(steady("t", ["k"]), [{**rows[0], "max_ms": 0.0}], scale=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib warns of equal left and right limits
+        png = charts.latency(results)
+    assert png.startswith(b"\x89PNG")
