@@ -201,8 +201,9 @@ def _auto_scale(args: argparse.Namespace, engine_rate: float | None) -> float:
     return engine_rate
 
 
-def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
-    if not (math.isfinite(args.scale) and args.scale > 0):
+def _check(args: argparse.Namespace) -> None:
+    """Refuse bad flags before an engine is started for them (a JVM takes seconds)."""
+    if args.scale != "auto" and not (math.isfinite(args.scale) and args.scale > 0):
         raise ConfigError(f"--scale must be a positive number (got {args.scale!r})")
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be 0..65535 (got {args.port})")
@@ -214,6 +215,14 @@ def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
     ):
         if not (math.isfinite(value) and value >= 1):
             raise ConfigError(f"{flag} must be a number of units >= 1 (got {value:g})")
+    if args.hash_keys is not None and not args.capture:
+        raise ConfigError(f"--hash-keys {args.hash_keys!r} needs --capture FILE")
+    if args.partition_size:
+        _size(args.partition_size)
+
+
+def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
+    _check(args)
     backend: Backend
     if args.upstream:
         backend = UpstreamBackend(args.upstream, timeout=args.upstream_timeout)
@@ -236,8 +245,6 @@ def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
     emulator = Emulator(
         backend, model, shadow_items=args.shadow_items, quotas=quotas, admission=admission
     )
-    if args.hash_keys is not None and not args.capture:
-        raise ConfigError(f"--hash-keys {args.hash_keys!r} needs --capture FILE")
     if args.capture:
         writer = TraceWriter(
             args.capture, source="emulator", scale=args.scale, hash_keys=args.hash_keys
@@ -341,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.ExitStack() as stack:
             engine_url, engine_rate = None, None
             scale_auto = args.scale == "auto"
+            _check(args)
             if args.warm_up_requests < 4:
                 raise ConfigError(
                     f"--warm-up-requests must be at least 4 (got {args.warm_up_requests})"

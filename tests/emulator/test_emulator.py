@@ -8,6 +8,7 @@ clock that only moves when the test moves it, at scale 0.01 (a partition serves 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -17,6 +18,7 @@ import urllib.request
 import uuid
 import zlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -575,8 +577,6 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-# The command starts its engine before it checks the model's flags: these name moto, which
-# starts in a fraction of a second where DynamoDB Local's JVM takes several.
 @pytest.mark.parametrize(
     "args",
     [
@@ -594,6 +594,25 @@ def test_bad_flags_exit_2_with_one_line(args: list[str]) -> None:
     assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("loadgen: error: "), result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--scale", "0"), ("--port", "70000"), ("--shadow-items", "-1"), ("--table-quota", "0"),
+     ("--partition-size", "big"), ("--hash-keys", "salt")],
+)  # fmt: skip
+def test_bad_flags_are_refused_before_an_engine_starts(
+    flag: str, value: str, tmp_path: Path
+) -> None:
+    # DynamoDB Local asked for by name where Java cannot be found: had the engine been started
+    # first, its error would come out, not the flag's.
+    env = {**os.environ, "PATH": str(tmp_path), "JAVA_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "loadgen.emulator", "--engine", "dynamodb-local", flag, value],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"loadgen: error: {flag}"), result.stderr
 
 
 def test_main_rejects_bad_input_in_process(capsys: pytest.CaptureFixture[str]) -> None:
