@@ -126,7 +126,6 @@ class Lane:
     """Units one touch costs (mean over probe executions)."""
     template: Template | None
     """The partition key's template; None for a Scan (every partition)."""
-    specs: dict[str, str]
     multiplicity: float = 1.0
     """Touches per execution of this template (a batch of N drawn keys: N)."""
 
@@ -158,12 +157,14 @@ class PatternDemand:
         return key_profile(lane, self.generators, self.each)
 
 
-def _names_specs(value: Any, specs: dict[str, str]) -> None:
+def _names_specs(value: Any, specs: dict[str, list[str]]) -> None:
+    """Every format spec each name is written with (``{user}`` and ``{user:07d}``: both)."""
     if isinstance(value, str):
         template = Template.parse(value)
         for i, name in enumerate(template.names):
-            if template.specs and template.specs[i]:
-                specs.setdefault(name, template.specs[i])
+            spec = template.specs[i] if template.specs else ""
+            if spec not in specs.setdefault(name, []):
+                specs[name].append(spec)
     elif isinstance(value, Mapping):
         for item in value.values():
             _names_specs(item, specs)
@@ -172,16 +173,34 @@ def _names_specs(value: Any, specs: dict[str, str]) -> None:
             _names_specs(item, specs)
 
 
-def _template_of(key: object, names: Sequence[str], specs: Mapping[str, str]) -> Template:
-    """The key template a marker-rendered key stands for."""
-    text = key if isinstance(key, str) else str(key)
+def _template_of(
+    key: object,
+    names: Sequence[str],
+    specs: Mapping[str, Sequence[str]],
+    rendered: Sequence[tuple[Draws, set[str]]] = (),
+) -> Template:
+    """The key template a marker-rendered key stands for.
 
-    def back(match: re.Match[str]) -> str:
-        name = names[int(match.group(1))]
-        spec = specs.get(name)
-        return "{" + name + (f":{spec}" if spec else "") + "}"
+    A marker reads the same whatever its format (a number of ten digits is its own ``07d``), so
+    a name written with several specs in the design gives several candidates: the one whose
+    rendering with real draws is among the keys those draws charged (``rendered``) is taken.
+    """
+    text = (key if isinstance(key, str) else str(key)).replace("{", "").replace("}", "")
+    marked = [names[int(n)] for n in _MARKED.findall(text)]
+    options = [specs.get(name) or [""] for name in marked]
+    candidates = []
+    for chosen in itertools.product(*options):
+        picks = iter(chosen)
 
-    return Template.parse(_MARKED.sub(back, text.replace("{", "").replace("}", "")))
+        def back(match: re.Match[str], picks: Any = picks) -> str:
+            spec = next(picks)
+            return "{" + names[int(match.group(1))] + (f":{spec}" if spec else "") + "}"
+
+        candidates.append(Template.parse(_MARKED.sub(back, text)))
+    for template in candidates:
+        if any(template.render(draws) in keys for draws, keys in rendered):
+            return template
+    return candidates[0]
 
 
 def _stored_items(design: Design) -> dict[str, tuple[str, RequestTemplate]]:
@@ -287,7 +306,7 @@ def pattern_demands(
     demands = []
     for spec in design.patterns:
         pattern = compiled[spec.id]
-        specs: dict[str, str] = {}
+        specs: dict[str, list[str]] = {}
         for request in pattern.requests:
             _names_specs(request.request, specs)
         for key_template in pattern.key_templates:
@@ -304,14 +323,20 @@ def pattern_demands(
         # Units per (scope, kind), averaged over real executions.
         real_units: dict[tuple[str, str | None, str], list[float]] = {}
         real_counts: dict[tuple[str, str | None, str], int] = {}
+        real_keys: dict[tuple[str, str | None, str], list[tuple[Draws, set[str]]]] = {}
         for _ in range(PROBES):
             draws = Draws(generators)
             store = _Store(design, draws, query_items)
+            keys: dict[tuple[str, str | None, str], set[str]] = {}
             for call in pattern.calls(draws):
                 for charge in _cost(call, store, design):
                     slot = (charge.table, charge.index, charge.kind)
                     real_units.setdefault(slot, []).append(charge.units)
                     real_counts[slot] = real_counts.get(slot, 0) + 1
+                    if charge.key is not None:
+                        keys.setdefault(slot, set()).add(str(charge.key))
+            for where, seen in keys.items():
+                real_keys.setdefault(where, []).append((draws, seen))
         marked_counts: dict[tuple[str, str | None, str], int] = {}
         for charge in marked:
             slot = (charge.table, charge.index, charge.kind)
@@ -320,7 +345,11 @@ def pattern_demands(
         for charge in marked:
             slot = (charge.table, charge.index, charge.kind)
             units = real_units.get(slot, [charge.units])
-            template = None if charge.key is None else _template_of(charge.key, names, specs)
+            template = (
+                None
+                if charge.key is None
+                else _template_of(charge.key, names, specs, real_keys.get(slot, ()))
+            )
             ident = (*slot, None if template is None else template.text)
             multiplicity = real_counts.get(slot, PROBES) / PROBES / marked_counts[slot]
             if ident in lanes:
@@ -332,7 +361,6 @@ def pattern_demands(
                 charge.kind,
                 math.fsum(units) / len(units),
                 template,
-                specs,
                 multiplicity,
             )
         time_names = tuple(

@@ -164,6 +164,21 @@ def test_an_update_that_sets_an_index_key_moves_the_entry_as_the_emulator_charge
     }  # fmt: skip
 
 
+def test_a_name_written_two_ways_keeps_each_way_in_its_own_key() -> None:
+    from loadgen.simulate.demand import pattern_demands
+
+    # orders.yaml writes the user zero-padded in USER#u{user:07d} and bare in
+    # ORDER#u{user}-{past}: a key is listed, hashed and named as the design writes it.
+    design = load_design(design_path("orders"), "hot-status")
+    demands = {d.id: d for d in pattern_demands(design, design.generators())}
+    (lane,) = demands["get-order"].lanes
+    assert lane.template is not None and lane.template.text == "ORDER#u{user}-{past}"
+    top = [key for key, _ in demands["get-order"].profile(lane).top]
+    assert all(key.startswith("ORDER#u") and not key.startswith("ORDER#u000") for key in top)
+    (profile,) = [ln for ln in demands["get-profile"].lanes if ln.template is not None]
+    assert profile.template is not None and profile.template.text == "USER#u{user:07d}"
+
+
 def test_auto_scaling_follows_a_provisioned_table_up(tmp_path: Path) -> None:
     design = provisioned_counter(tmp_path, 1000)
     profile = parse_profile(["1650/s for 15m"])
