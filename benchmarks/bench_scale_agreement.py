@@ -126,11 +126,11 @@ def steady(values: list[float]) -> bool:
 
 
 def verdict(cells: list[list[float]], modelled: list[bool]) -> str:
-    """Whether the steady, modelled scales' medians agree; "within noise" when their spread is
-    no more than the widest range of one scale's repeats."""
-    judged = [c for c, inside in zip(cells, modelled, strict=True) if inside and steady(c)]
+    """Whether the modelled scales' medians agree; "within noise" when they do not but their
+    spread is no more than the widest range of one scale's own repeats."""
+    judged = [c for c, inside in zip(cells, modelled, strict=True) if inside]
     if len(judged) < 2:
-        return "-"  # nothing to agree with: one steady scale modelled at most
+        return "-"  # nothing to agree with: one scale modelled at most
     medians = [statistics.median(c) for c in judged]
     if agree(medians):
         return "yes"
