@@ -79,15 +79,18 @@ _RESOLUTIONS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600)
 
 
 class _VirtualClock(RunClock):
-    """The run clock of the design's time generators, at the simulated second (sped up
-    ``speed`` times, as a real-time run of a design with ``clock_speed`` runs it)."""
+    """The run clock of the design's time generators (`RunClock`: from the top of the hour
+    it started in, ``speed`` times faster), on simulated time: ``at`` is the simulated
+    second's wall time, where a real run's clock reads ``time.time()``. The engine sets it
+    to the middle of each second; it never reads before the clock started (a run draws no
+    key before its clock exists, also in the second it started in)."""
 
-    def __init__(self, start: float, speed: float) -> None:
-        super().__init__(speed, start)
-        self.at = start
+    def __init__(self, speed: float, started: float, at: float) -> None:
+        super().__init__(speed, started)
+        self.at = at
 
     def now(self) -> float:
-        return self.start + (self.at - self.start) * self.speed
+        return self.origin + max(0.0, self.at - self.start) * self.speed
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,9 @@ class Settings:
     clock_speed: float = 1.0
     """The design's time generators run this many times faster than simulated time (1: as on
     AWS; a design's ``clock_speed`` is for real-time runs, which cannot wait an hour)."""
+    clock_start: float | None = None
+    """Unix time the time generators' clock started, as a run's `RunClock` starts: reading
+    the top of that hour then (a run's results file: ``design.clock.start``). None: ``start``."""
     clients: int = 1
     """SDK clients sending the traffic: each holds a retry quota of 500 tokens."""
     split_after_s: float = 300.0
@@ -320,7 +326,8 @@ def simulate(
     """Run ``profile`` through ``design`` on a virtual clock (see the module docstring)."""
     settings = settings or Settings()
     wall = time.perf_counter()
-    clock = _VirtualClock(settings.start, settings.clock_speed)
+    started = settings.start if settings.clock_start is None else settings.clock_start
+    clock = _VirtualClock(settings.clock_speed, started, settings.start + 0.5)
     generators = design.generators(
         seed=settings.seed, default_distribution=settings.distribution, clock=clock
     )
@@ -417,7 +424,8 @@ def simulate(
         lane_executions[number] = 0.0
 
     for second in range(duration):
-        now[0] = clock.at = settings.start + second
+        now[0] = settings.start + second
+        clock.at = now[0] + 0.5
         minute = second // 60
         column = second // resolution
         # Keys on the run's clock (an hour bucket) move with it.
