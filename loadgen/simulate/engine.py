@@ -519,7 +519,19 @@ def simulate(
         throttled = (cohorts * refused).sum(axis=0)
         failed = cohorts[attempts - 1] * refused[attempts - 1]
         if retrying:
-            came = _retries(cohorts, 1.0 - refused, refused, tokens, quota)
+            # Where the refused attempts were, per execution retried, and how late in the
+            # second they were refused: as their partitions refused theirs (weighted as the
+            # refusals), not as the pattern's keys do on average.
+            refused_at: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
+            late = refused_by_group.copy()
+            for (group, i), (number, drawn, refused_touches) in where.items():
+                if refused_by_group[group, i]:
+                    partition_refused = refusal[lane_keys[number]]
+                    at = drawn * partition_refused
+                    late[group, i] = float(at @ partition_refused) / refused_touches
+                    at *= touch_counts[number] / refused_touches
+                    refused_at[(group, i)] = (number, at)
+            came = _retries(cohorts, refused, late[group_of_attempt], tokens, quota)
             tokens = came.tokens
             rows = ahead[row]
             pending[rows] += came.lands
@@ -527,12 +539,7 @@ def simulate(
             # Retries back within the second are throttled again: attempts, all refused.
             offered = offered + came.again_total
             throttled = throttled + came.again_total
-            for (group, i), (number, drawn, refused_touches) in where.items():
-                if not refused_by_group[group, i]:
-                    continue
-                # Where this lane's throttled attempts were, per execution retried.
-                at = drawn * refusal[lane_keys[number]]
-                at *= touch_counts[number] / refused_touches
+            for (group, i), (number, at) in refused_at.items():
                 returning[number].send(rows, came.landed[:, group, i], at)
                 if came.again[group, i]:
                     heat.refused[number] += came.again[group, i] * at
@@ -619,17 +626,19 @@ class _Retried:
 
 
 def _retries(
-    cohorts: np.ndarray, fraction: np.ndarray, refused: np.ndarray, tokens: float, quota: float
+    cohorts: np.ndarray, refused: np.ndarray, late: np.ndarray, tokens: float, quota: float
 ) -> _Retried:
     """What this second's throttles bring (see `_Retried`).
 
     ``cohorts[k]`` are this second's attempts number ``k + 1`` per pattern, of which
-    ``fraction[k]`` was admitted and ``refused[k]`` throttled; their retries wait as the
-    standard mode waits (`loadgen.simulate.retries.landing`). A success at the first attempt
-    gives a token back, a retry that succeeds its 5; a retry takes 5, and none is made on an
-    empty quota. Within a second refunds and retries interleave: the cap binds on what is left.
+    ``refused[k]`` was throttled, in the last ``late[k]`` of the second (the refused share of
+    the partitions that refused them); their retries wait as the standard mode waits
+    (`loadgen.simulate.retries.landing`). A success at the first attempt gives a token back,
+    a retry that succeeds its 5; a retry takes 5, and none is made on an empty quota. Within
+    a second refunds and retries interleave: the cap binds on what is left.
     """
     attempts, n_patterns = cohorts.shape
+    fraction = 1.0 - refused
     tokens += (
         float((cohorts[0] * fraction[0]).sum()) * NO_RETRY_INCREMENT
         + float((cohorts[1:] * fraction[1:]).sum()) * RETRY_COST
@@ -643,7 +652,7 @@ def _retries(
     wanting_all = cohorts[: attempts - 1] * refused[: attempts - 1]
     for k, i in zip(*np.nonzero(wanting_all), strict=True):
         wanting = float(wanting_all[k, i])
-        share = float(refused[k, i])
+        share = float(late[k, i])
         _, later, retries = landing(share, int(k), attempts)
         same, by_second, back = landing_totals(share, int(k), attempts)
         group = min(int(k), 1)
