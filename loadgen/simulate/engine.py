@@ -54,8 +54,7 @@ from loadgen.simulate.retries import (
     STANDARD_ATTEMPTS,
     Returning,
     horizon,
-    landing,
-    landing_totals,
+    landed,
 )
 
 __all__ = [
@@ -534,7 +533,9 @@ def simulate(
             came = _retries(cohorts, refused, late[group_of_attempt], tokens, quota)
             tokens = came.tokens
             rows = ahead[row]
-            pending[rows] += came.lands
+            split = seconds_ahead - 1 - row  # the rows after this second's, then from 0
+            pending[row + 1 :] += came.lands[:split]
+            pending[:row] += came.lands[split:]
             failed = failed + came.gave_up
             # Retries back within the second are throttled again: attempts, all refused.
             offered = offered + came.again_total
@@ -549,9 +550,10 @@ def simulate(
         per_pattern[3, minute] += throttled
         per_pattern[4, minute] += failed
         total_requests += float(offered.sum())
-        for (_, i), (number, _, _) in sorted(where.items(), key=lambda item: item[0]):
-            if throttled[i] and (demands[i].id, minute) not in reasons:
-                key = lane_keys[number]
+        for i in np.flatnonzero(throttled).tolist():
+            worst = where.get((0, i)) or where.get((1, i))
+            if worst is not None and (demands[i].id, minute) not in reasons:
+                key = lane_keys[worst[0]]
                 bulk, units = refusing[key]
                 words = _words(bulk, scopes[key], units, key[2], model, asked, lane_list)
                 reasons[(demands[i].id, minute)] = words
@@ -633,43 +635,49 @@ def _retries(
     ``cohorts[k]`` are this second's attempts number ``k + 1`` per pattern, of which
     ``refused[k]`` was throttled, in the last ``late[k]`` of the second (the refused share of
     the partitions that refused them); their retries wait as the standard mode waits
-    (`loadgen.simulate.retries.landing`). A success at the first attempt gives a token back,
+    (`loadgen.simulate.retries.landed`). A success at the first attempt gives a token back,
     a retry that succeeds its 5; a retry takes 5, and none is made on an empty quota. Within
     a second refunds and retries interleave: the cap binds on what is left.
     """
     attempts, n_patterns = cohorts.shape
-    fraction = 1.0 - refused
-    tokens += (
-        float((cohorts[0] * fraction[0]).sum()) * NO_RETRY_INCREMENT
-        + float((cohorts[1:] * fraction[1:]).sum()) * RETRY_COST
-    )
+    admitted = cohorts * (1.0 - refused)
+    tokens += float(admitted[0].sum()) * NO_RETRY_INCREMENT + float(admitted[1:].sum()) * RETRY_COST
     seconds = horizon(attempts)
     again = np.zeros((2, n_patterns))
-    lands = np.zeros((seconds, attempts, n_patterns))
-    landed = np.zeros((seconds, 2, n_patterns))
+    # By pattern first while adding (each pattern's block contiguous); as `_Retried` has them
+    # after.
+    lands = np.zeros((n_patterns, seconds, attempts))
+    by_group = np.zeros((n_patterns, 2, seconds))
     out_of_attempts = np.zeros(n_patterns)
     asked = 0.0
     wanting_all = cohorts[: attempts - 1] * refused[: attempts - 1]
-    for k, i in zip(*np.nonzero(wanting_all), strict=True):
-        wanting = float(wanting_all[k, i])
-        share = float(late[k, i])
-        _, later, retries = landing(share, int(k), attempts)
-        same, by_second, back = landing_totals(share, int(k), attempts)
-        group = min(int(k), 1)
-        again[group, i] += wanting * same
-        lands[:, :, i] += wanting * later
-        landed[:, group, i] += wanting * by_second
-        out_of_attempts[i] += wanting * (1.0 - back)
-        asked += wanting * retries
+    # Python floats in the loop: it runs every second, numpy scalars cost more here.
+    late_rows = late.tolist()
+    for k, row in enumerate(wanting_all.tolist()):
+        group = min(k, 1)
+        for i, wanting in enumerate(row):
+            if not wanting:
+                continue
+            waits = landed(late_rows[k][i], k, attempts)
+            again[group, i] += wanting * waits.again
+            lands[i] += wanting * waits.lands
+            by_group[i, group] += wanting * waits.by_second
+            out_of_attempts[i] += wanting * (1.0 - waits.later)
+            asked += wanting * waits.retries
     allowed = min(asked, max(0.0, tokens) / RETRY_COST)
-    kept = allowed / asked if asked else 1.0
+    tokens = min(quota, tokens - allowed * RETRY_COST)
+    later = lands.transpose(1, 2, 0)[1:]
+    later_by_group = by_group.transpose(2, 1, 0)[1:]
+    if allowed == asked:  # the quota allowed every retry
+        return _Retried(again, again[0] + again[1], later, later_by_group, out_of_attempts, tokens)
+    kept = allowed / asked
     return _Retried(
         again * kept,
         (again[0] + again[1]) * kept,
-        lands[1:] * kept,
-        landed[1:] * kept,
+        later * kept,
+        later_by_group * kept,
         out_of_attempts * kept + wanting_all.sum(axis=0) * (1.0 - kept),
-        min(quota, tokens - allowed * RETRY_COST),
+        tokens,
     )
 
 
