@@ -9,14 +9,15 @@ For each shipped design variant: a real-time ``loadgen run DESIGN_FILE --design 
 standard retry mode; then ``loadgen simulate`` of the same design at the same rates for the same
 time, 3 attempts per request and one client's retry quota (the run's one client), drawn at the
 run's scale (`Settings.scale`: its counts fluctuate as the run's, its quota lasts as long), its
-clock where the run's was and as fast (the design's ``clock_speed``). Printed side by side: the
-throttled share of attempts and the hottest key's share of its table's (or index's) key
-touches, the simulated over the real as a ratio, and the share of the run's offered arrivals
-it achieved. A run that delivered under `DELIVERED` of its arrivals did not meet the ceilings
-with the load asked (the machine did not keep up): its ratios are not printed. The scale is
-small so that the embedded engine keeps up on a busy machine (``--scale auto`` chooses by the
-engine's warm-up rate, which a shared machine does not sustain). A run takes its duration
-plus the embedded engine's start; six runs take minutes.
+clock started where the run's clock started (the results file's ``design.clock``) and as fast
+(the design's ``clock_speed``). Printed side by side: the throttled share of attempts and the
+hottest key's share of its table's (or index's) key touches, the simulated over the real as a
+ratio, and the share of the run's offered arrivals it achieved. A run that delivered under
+`DELIVERED` of its arrivals did not meet the ceilings with the load asked (the machine did not
+keep up): its ratios are not printed. The scale is small so that the embedded engine keeps up
+on a busy machine (``--scale auto`` chooses by the engine's warm-up rate, which a shared
+machine does not sustain). A run takes its duration plus the embedded engine's start; six
+runs take minutes.
 """
 
 from __future__ import annotations
@@ -72,15 +73,18 @@ def real(
     return dict(json.loads(out.read_text()))
 
 
-def simulated(
-    workload: str, variant: str, duration: int, start: float, scale: float
-) -> dict[str, Any]:
+def simulated(workload: str, variant: str, duration: int, run: dict[str, Any]) -> dict[str, Any]:
     from loadgen.design.loader import load_design
     from loadgen.simulate import Settings, build_results, constant, simulate
 
     design = load_design(str(ROOT / "examples" / "designs" / f"{workload}.yaml"), variant)
-    # The run's clock as the real-time run has it: its hour buckets move as fast.
-    settings = Settings(clock_speed=design.spec.clock_speed, start=start, scale=scale)
+    # The run's clock as the real-time run has it: started where it started, as fast.
+    settings = Settings(
+        clock_speed=design.spec.clock_speed,
+        start=float(run["heat"]["start"]),
+        clock_start=float(run["design"]["clock"]["start"]),
+        scale=float(run["run"]["scale"]),
+    )
     result = simulate(design, constant(sum(design.rates.values()), duration), settings)
     return build_results(result)
 
@@ -119,9 +123,8 @@ def main() -> None:
                 continue
             r_throttled, r_hot, r_key = shares(measured)
             scale = float(measured["run"]["scale"])
-            s_throttled, s_hot, s_key = shares(
-                simulated(workload, variant, args.duration, float(measured["heat"]["start"]), scale)
-            )
+            simulation = simulated(workload, variant, args.duration, measured)
+            s_throttled, s_hot, s_key = shares(simulation)
             kept_up = delivered(measured)
             compared = kept_up >= DELIVERED
             throttled_ratio = ratio(s_throttled, r_throttled) if compared else "n/d"

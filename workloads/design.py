@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from locust import events
 
-from loadgen.design import CompiledPattern, Design, Draws, load_designs, stored_bytes
+from loadgen.design import CompiledPattern, Design, Draws, RunClock, load_designs, stored_bytes
 from loadgen.workload import (
     ConfigError,
     DynamoUser,
@@ -42,6 +42,9 @@ class DesignUser(DynamoUser):
     design: ClassVar[Design | None] = None
     """The design this process runs (set when the options are read)."""
     _runtime: ClassVar[tuple[int, dict[str, Any], dict[str, CompiledPattern]] | None] = None
+    _clock: ClassVar[RunClock | None] = None
+    """The run's clock, that the design's time generators read (the results file says
+    where it started: a simulation of the run starts its clock there)."""
 
     @classmethod
     def add_arguments(cls, parser: Any) -> None:
@@ -91,7 +94,7 @@ class DesignUser(DynamoUser):
         cls.default_table = chosen.table_requests[0]["TableName"]
         # Integer weights for the closed model's mix, in thousandths of an operation/s.
         cls.default_mix = {pid: max(1, round(rate * 1000)) for pid, rate in chosen.rates.items()}
-        cls._runtime = None
+        cls._runtime = cls._clock = None
         if not (parsed.rate or parsed.rates or parsed.stages or parsed.closed):
             parsed.rates = ",".join(f"{pid}={r * scale!r}" for pid, r in chosen.rates.items())
 
@@ -109,8 +112,11 @@ class DesignUser(DynamoUser):
         if runtime is None or runtime[0] != self.options.seed:
             assert DesignUser.design is not None
             design = DesignUser.design
+            DesignUser._clock = RunClock(design.spec.clock_speed)
             generators = design.generators(
-                seed=self.options.seed, default_distribution=self.options.distribution
+                seed=self.options.seed,
+                default_distribution=self.options.distribution,
+                clock=DesignUser._clock,
             )
             runtime = DesignUser._runtime = (
                 self.options.seed,
@@ -141,10 +147,11 @@ class DesignUser(DynamoUser):
         assert cls.design is not None
         design = cls.design
         items = int(getattr(parsed, "starting_items", -1))
-        return {
-            "design": design_section(design, items, float(parsed.launch_scale)),
-            "storage": storage_section(design),
-        }
+        section = design_section(design, items, float(parsed.launch_scale))
+        clock = cls._clock
+        if clock is not None:
+            section["clock"] = {"speed": clock.speed, "start": clock.start, "origin": clock.origin}
+        return {"design": section, "storage": storage_section(design)}
 
 
 _STORAGE: dict[tuple[str, str], dict[str, Any]] = {}

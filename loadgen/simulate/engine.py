@@ -1,14 +1,24 @@
 """The simulation: a profile's traffic through the partition model, one simulated second at a
 time, aggregated per partition instead of per request.
 
-Each second, each access pattern's executions (the profile's rate times its share of the
-design's mix, plus the SDK's retries of earlier throttles, as many as the standard mode's retry
-quota allows) are spread over its lanes' keys by
-their exact probabilities (`loadgen.simulate.demand`), summed per partition, and admitted in
-bulk (`PartitionModel.admit_bulk`) by the rules the emulator applies per request. A pattern
+Each second, each access pattern's new executions (the profile's rate times its share of the
+design's mix) are spread over its lanes' keys by their exact probabilities
+(`loadgen.simulate.demand`), summed per partition, and admitted in bulk
+(`PartitionModel.admit_bulk`) by the rules the emulator applies per request. A pattern
 execution is admitted in the share its most refused lane allows (a transaction, or a write and
-the index entries it pushes back on). Work per second grows with partitions and lanes; memory
-with keys.
+the index entries it pushes back on).
+
+The SDK's retries of throttled attempts (as many as the standard mode's retry quota allows)
+come back where they were refused: a retry is the same request, on the same key's partition,
+and is throttled again as likely as that partition's other attempts. The lane that refused a
+pattern's attempts keeps them by partition until the standard mode's waits bring them back
+(`loadgen.simulate.retries.Returning`); first attempts and retries are each admitted in their
+own share. The pattern's other lanes (a transaction's other items, a write's index entries)
+touch their keys again too, but where is not kept: they are drawn over those lanes' keys as
+new executions are, an approximation where the refusing lane's key and theirs go together.
+The results count each request's key touches once, as a run's recorder does, and each
+throttled attempt where it was throttled. Work per second grows with partitions and lanes;
+memory with keys.
 
     result = simulate(load_design("examples/designs/counter.yaml", "single"), constant(1650, 600))
     result.first_failures()
@@ -18,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -42,8 +52,9 @@ from loadgen.simulate.retries import (
     RETRY_COST,
     RETRY_QUOTA,
     STANDARD_ATTEMPTS,
+    Returning,
     horizon,
-    landing,
+    landed,
 )
 
 __all__ = [
@@ -67,15 +78,18 @@ _RESOLUTIONS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600)
 
 
 class _VirtualClock(RunClock):
-    """The run clock of the design's time generators, at the simulated second (sped up
-    ``speed`` times, as a real-time run of a design with ``clock_speed`` runs it)."""
+    """The run clock of the design's time generators (`RunClock`: from the top of the hour
+    it started in, ``speed`` times faster), on simulated time: ``at`` is the simulated
+    second's wall time, where a real run's clock reads ``time.time()``. The engine sets it
+    to the middle of each second; it never reads before the clock started (a run draws no
+    key before its clock exists, also in the second it started in)."""
 
-    def __init__(self, start: float, speed: float) -> None:
-        super().__init__(speed, start)
-        self.at = start
+    def __init__(self, speed: float, started: float, at: float) -> None:
+        super().__init__(speed, started)
+        self.at = at
 
     def now(self) -> float:
-        return self.start + (self.at - self.start) * self.speed
+        return self.origin + max(0.0, self.at - self.start) * self.speed
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,9 @@ class Settings:
     clock_speed: float = 1.0
     """The design's time generators run this many times faster than simulated time (1: as on
     AWS; a design's ``clock_speed`` is for real-time runs, which cannot wait an hour)."""
+    clock_start: float | None = None
+    """Unix time the time generators' clock started, as a run's `RunClock` starts: reading
+    the top of that hour then (a run's results file: ``design.clock.start``). None: ``start``."""
     clients: int = 1
     """SDK clients sending the traffic: each holds a retry quota of 500 tokens."""
     split_after_s: float = 300.0
@@ -195,12 +212,90 @@ class _Scope:
         self.table, self.index = table, index
         self.lanes: list[tuple[int, Lane, KeyProfile]] = []
         self.starts: list[int] = []
+        """The layout the lanes' shares are of ([]: to be worked out again)."""
+        self.layout: list[int] = []
+        """The layout the lanes' returning retries are on."""
         self.shares: dict[int, np.ndarray] = {}  # lane number to its partition shares
         bucket_starts = [b * HASH_SPACE // buckets for b in range(buckets)]
         self.bucket_starts = bucket_starts
         mids = np.asarray([(b * 2 + 1) * HASH_SPACE // (2 * buckets) for b in range(buckets)])
         self.bucket_mids = mids.astype(np.uint64)
         self.bucket_partition = np.zeros(buckets, dtype=np.int64)
+        self.bucket_shares: dict[int, np.ndarray] = {}  # lane number to its heat-bucket shares
+        self.spread: dict[int, np.ndarray] = {}
+        """Lane number to each bucket's part of its partition's touches (heat)."""
+
+
+def _refresh(scope: _Scope, starts: list[int], returning: Sequence[Returning]) -> None:
+    """Work the lanes' shares out again where the partitions (or the lanes' keys) changed;
+    carry the retries on their way back onto a new layout."""
+    if starts == scope.starts:
+        return
+    scope.starts = starts
+    scope.shares = {n: p.shares(starts) for n, _, p in scope.lanes}
+    if starts != scope.layout:
+        for number, _, _ in scope.lanes:
+            returning[number].relayout(scope.layout, starts, scope.shares[number])
+        scope.layout = starts
+        scope.bucket_partition = (
+            np.searchsorted(np.asarray(starts, dtype=np.uint64), scope.bucket_mids, side="right")
+            - 1
+        )
+    partition = scope.bucket_partition
+    count = np.bincount(partition, minlength=len(starts))[partition]
+    for number, _, _ in scope.lanes:
+        own = scope.shares[number][partition]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scope.spread[number] = np.where(
+                own > 0, scope.bucket_shares[number] / own, 1.0 / np.maximum(count, 1)
+            )
+
+
+def _elsewhere(
+    back: np.ndarray, touch_counts: np.ndarray, pattern_of: np.ndarray, patterns: int
+) -> np.ndarray:
+    """Per lane, the executions coming back this second that another lane of its pattern
+    refused (and holds, `Returning`; ``back``: each lane's touches coming back): this lane
+    touches their keys as new executions do."""
+    own = back / touch_counts
+    per_pattern = np.bincount(pattern_of, weights=own, minlength=patterns)
+    others: np.ndarray = per_pattern[pattern_of] - own
+    return others
+
+
+class _Heat:
+    """The heat matrix as a run's recorder fills it: each request's key touches once (and
+    their units) by bucket, and each throttled attempt in the bucket it was throttled in.
+    Summed per lane over a column (requests; throttled attempts by partition) and spread
+    onto the buckets when the column ends, or before the partitions or the lane's keys change.
+    """
+
+    def __init__(
+        self,
+        grids: dict[tuple[str, str | None, str], np.ndarray],
+        lane_list: Sequence[tuple[int, Lane]],
+        scopes: dict[tuple[str, str | None, str], _Scope],
+    ) -> None:
+        self.grids, self.scopes = grids, scopes
+        self.lanes = [((lane.table, lane.index, lane.kind), lane) for _, lane in lane_list]
+        self.column = 0
+        self.requests = np.zeros(len(lane_list))
+        self.refused: list[np.ndarray | float] = [0.0] * len(lane_list)
+        """Per lane, the column's throttled attempts by partition."""
+
+    def flush(self, numbers: Iterable[int]) -> None:
+        for number in numbers:
+            key, lane = self.lanes[number]
+            scope, grid = self.scopes[key], self.grids[key]
+            if self.requests[number]:
+                requests = scope.bucket_shares[number] * self.requests[number]
+                grid[0, self.column] += requests
+                grid[1, self.column] += requests * lane.units
+                self.requests[number] = 0.0
+            refused = self.refused[number]
+            if isinstance(refused, np.ndarray):
+                grid[2, self.column] += refused[scope.bucket_partition] * scope.spread[number]
+                self.refused[number] = 0.0
 
 
 def _with_settings(schema: TableSchema, settings: Settings) -> TableSchema:
@@ -230,7 +325,8 @@ def simulate(
     """Run ``profile`` through ``design`` on a virtual clock (see the module docstring)."""
     settings = settings or Settings()
     wall = time.perf_counter()
-    clock = _VirtualClock(settings.start, settings.clock_speed)
+    started = settings.start if settings.clock_start is None else settings.clock_start
+    clock = _VirtualClock(settings.clock_speed, started, settings.start + 0.5)
     generators = design.generators(
         seed=settings.seed, default_distribution=settings.distribution, clock=clock
     )
@@ -266,10 +362,9 @@ def simulate(
         if key not in scopes:
             scopes[key] = _Scope(lane.table, lane.index, settings.buckets)
         scopes[key].lanes.append((number, lane, profiles[number]))
-    bucket_shares = [
-        p.shares(scopes[(ln.table, ln.index, ln.kind)].bucket_starts)
-        for (_, ln), p in zip(lane_list, profiles, strict=True)
-    ]
+    lane_keys = [(lane.table, lane.index, lane.kind) for _, lane in lane_list]
+    for number, key in enumerate(lane_keys):
+        scopes[key].bucket_shares[number] = profiles[number].shares(scopes[key].bucket_starts)
     time_values = [
         tuple(demands[i].generators[n].draw() for n in demands[i].time_names) for i, _ in lane_list
     ]
@@ -289,8 +384,24 @@ def simulate(
     scope_minutes: dict[tuple[str, str | None], list[ScopeMinute]] = {}
     top: dict[tuple[str, str | None], dict[str, tuple[float, float]]] = {}
     lane_executions = np.zeros(len(lane_list))
-    # Attempts arriving in a later second (first axis: seconds ahead), by number, by pattern.
-    pending = np.zeros((horizon(attempts), attempts, n_patterns))
+    # Attempts arriving in a later second, by number, by pattern: second s at row s % ahead.
+    seconds_ahead = horizon(attempts)
+    pending = np.zeros((seconds_ahead, attempts, n_patterns))
+    # Each lane's retried attempts, by partition, on their way back (`Returning`).
+    returning = [Returning(seconds_ahead) for _ in lane_list]
+    retrying = attempts > 1
+    pattern_of = np.asarray([i for i, _ in lane_list], dtype=np.int64)
+    touch_counts = np.asarray([p.touches for p in profiles])
+    fresh: list[np.ndarray] = [np.zeros(0) for _ in lane_list]
+    lane_drawn: list[np.ndarray] = [np.zeros(0) for _ in lane_list]
+    several_lanes = len(set(pattern_of.tolist())) < len(lane_list)
+    elsewhere = np.zeros(len(lane_list))
+    # The ring rows of the seconds after each second (`pending`, `Returning`).
+    ahead = [
+        (row + 1 + np.arange(seconds_ahead - 1)) % seconds_ahead for row in range(seconds_ahead)
+    ]
+    group_of_attempt = np.minimum(np.arange(attempts), 1)  # first attempts, retries
+    heat = _Heat(heat_lanes, lane_list, scopes)
     # A run at a scale counts its quota's tokens in its own requests: 1/scale of AWS's.
     quota = tokens = RETRY_QUOTA * settings.clients / settings.scale
     draws = _Draws(settings)
@@ -312,7 +423,8 @@ def simulate(
         lane_executions[number] = 0.0
 
     for second in range(duration):
-        now[0] = clock.at = settings.start + second
+        now[0] = settings.start + second
+        clock.at = now[0] + 0.5
         minute = second // 60
         column = second // resolution
         # Keys on the run's clock (an hour bucket) move with it.
@@ -321,41 +433,52 @@ def simulate(
                 current = tuple(demands[i].generators[n].draw() for n in demands[i].time_names)
                 if current != time_values[number]:
                     flush_top(number)
+                    heat.flush((number,))
                     time_values[number] = current
                     profiles[number] = demands[i].profile(lane)
                     scope = scopes[(lane.table, lane.index, lane.kind)]
                     scope.lanes = [
                         (n, ln, profiles[n] if n == number else p) for n, ln, p in scope.lanes
                     ]
-                    scope.shares.pop(number, None)
-                    scope.starts = []
-                    bucket_shares[number] = profiles[number].shares(scope.bucket_starts)
-        cohorts = pending[0].copy()
+                    scope.starts = []  # the lanes' shares are worked out again
+                    scope.bucket_shares[number] = profiles[number].shares(scope.bucket_starts)
+                    touch_counts[number] = profiles[number].touches
+        row = second % seconds_ahead
+        cohorts = pending[row].copy()
+        pending[row] = 0.0
         cohorts[0] += draws.arrivals(float(rates[second]), mix)
-        offered = cohorts.sum(axis=0)
-        pending = np.roll(pending, -1, axis=0)
-        pending[-1] = 0.0
-        executions_drawn = draws.executions(offered)
-        lane_fraction = np.ones(len(lane_list))
-        phis: dict[tuple[str, str | None, str], np.ndarray] = {}
-        why: dict[tuple[str, str | None, str], str] = {}
-        for key, scope in scopes.items():
+        new = cohorts[0]
+        offered = asked = cohorts.sum(axis=0)
+        fresh_drawn = draws.executions(new)
+        if column != heat.column:
+            heat.flush(range(len(lane_list)))
+            heat.column = column
+        for scope in scopes.values():
             starts = model.partition_starts(scope.table, scope.index)
             if starts != scope.starts:
-                scope.starts = starts
-                scope.shares = {n: p.shares(starts) for n, _, p in scope.lanes}
-                scope.bucket_partition = (
-                    np.searchsorted(
-                        np.asarray(starts, dtype=np.uint64), scope.bucket_mids, side="right"
-                    )
-                    - 1
-                )
-            units = np.zeros(len(starts))
-            touches = np.zeros(len(starts))
-            lane_touches: dict[int, np.ndarray] = {}
+                heat.flush(n for n, _, _ in scope.lanes)
+                _refresh(scope, starts, returning)
+        # A retried attempt comes back on the partitions of the lane that refused it; the
+        # pattern's other lanes (a transaction's other items, a write's index entries) take
+        # their retries where new executions go: their keys are not known per partition.
+        back = [r.take(second) for r in returning]
+        back_total = np.asarray([b.sum() for b in back]) if retrying else np.zeros(len(back))
+        if several_lanes:
+            elsewhere = _elsewhere(back_total, touch_counts, pattern_of, n_patterns)
+        refusal: dict[tuple[str, str | None, str], np.ndarray] = {}
+        refusing: dict[tuple[str, str | None, str], tuple[BulkAdmission, np.ndarray]] = {}
+        for key, scope in scopes.items():
+            units = np.zeros(len(scope.starts))
+            touches = np.zeros(len(scope.starts))
             for number, lane, _ in scope.lanes:
-                drawn = draws.touches(executions_drawn[lane_list[number][0]], scope.shares[number])
-                lane_touches[number] = drawn
+                shares = scope.shares[number]
+                fresh[number] = draws.touches(fresh_drawn[lane_list[number][0]], shares)
+                if several_lanes and elsewhere[number] > 0:
+                    (whole,) = draws.executions(np.asarray([elsewhere[number]]))
+                    back[number] = back[number] + draws.touches(whole, shares)
+                    back_total[number] = back[number].sum()
+                drawn = fresh[number] + back[number] if back_total[number] else fresh[number]
+                lane_drawn[number] = drawn
                 touches += drawn
                 units += drawn * lane.units
             sampler = _sampler(scope, offered, lane_list)
@@ -365,54 +488,82 @@ def simulate(
             admitted = np.asarray(bulk.admitted)
             with np.errstate(divide="ignore", invalid="ignore"):
                 phi = np.where(units > 0, admitted / np.where(units > 0, units, 1.0), 1.0)
-            phis[key] = phi
+            refusal[key] = 1.0 - phi
             if bulk.throttle is not None:
-                why[key] = _words(bulk, scope, units, key[2], model, offered, lane_list)
-            for number, _, _ in scope.lanes:
-                # This second's touches, or where none were drawn, where they would fall.
-                drawn = lane_touches[number]
-                shares = drawn if drawn.sum() > 0 else scope.shares[number]
-                total = shares.sum()
-                if total > 0:
-                    lane_fraction[number] = float(shares @ phi) / total
-        fraction = np.ones(n_patterns)
-        worst: dict[int, tuple[float, str]] = {}
-        for number, (i, lane) in enumerate(lane_list):
-            if lane_fraction[number] < fraction[i]:
-                fraction[i] = lane_fraction[number]
-                worst[i] = (lane_fraction[number], why.get((lane.table, lane.index, lane.kind), ""))
-        refused = 1.0 - fraction
-        refused[refused < 1e-9] = 0.0  # float residue of shares that add up to all
-        throttled = offered * refused
-        failed = cohorts[attempts - 1] * refused
-        if attempts > 1:
-            again, lands, gave_up, tokens = _retries(cohorts, fraction, refused, tokens, quota)
-            pending[: len(lands)] += lands
-            failed = failed + gave_up
+                refusing[key] = (bulk, units)
+        # Admitted shares of first attempts and of retries, per pattern: each its most
+        # refused lane's (`where`: that lane's touches by partition, and those refused).
+        fraction = np.ones((2, n_patterns))
+        where: dict[tuple[int, int], tuple[int, np.ndarray, float]] = {}
+        for number, (i, _) in enumerate(lane_list):
+            key = lane_keys[number]
+            if key not in refusing:
+                continue  # nothing refused
+            for group, drawn in ((0, fresh[number]), (1, back[number])):
+                total = float(drawn.sum()) if group == 0 else back_total[number]
+                if group and not total:
+                    continue
+                if not total:  # none drawn this second: where they would fall
+                    drawn = scopes[key].shares[number]
+                    total = float(drawn.sum())
+                refused_touches = float(drawn @ refusal[key])
+                if total > 0 and 1.0 - refused_touches / total < fraction[group, i]:
+                    fraction[group, i] = 1.0 - refused_touches / total
+                    where[(group, i)] = (number, drawn, refused_touches)
+        # Patterns without retries this second: theirs as their first attempts'.
+        fraction[1] = np.where(offered > new, fraction[1], fraction[0])
+        refused_by_group = 1.0 - fraction
+        refused_by_group[refused_by_group < 1e-9] = 0.0  # float residue of shares adding up to all
+        refused = refused_by_group[group_of_attempt]
+        throttled = (cohorts * refused).sum(axis=0)
+        failed = cohorts[attempts - 1] * refused[attempts - 1]
+        if retrying:
+            # Where the refused attempts were, per execution retried, and how late in the
+            # second they were refused: as their partitions refused theirs (weighted as the
+            # refusals), not as the pattern's keys do on average.
+            refused_at: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
+            late = refused_by_group.copy()
+            for (group, i), (number, drawn, refused_touches) in where.items():
+                if refused_by_group[group, i]:
+                    partition_refused = refusal[lane_keys[number]]
+                    at = drawn * partition_refused
+                    late[group, i] = float(at @ partition_refused) / refused_touches
+                    at *= touch_counts[number] / refused_touches
+                    refused_at[(group, i)] = (number, at)
+            came = _retries(cohorts, refused, late[group_of_attempt], tokens, quota)
+            tokens = came.tokens
+            rows = ahead[row]
+            split = seconds_ahead - 1 - row  # the rows after this second's, then from 0
+            pending[row + 1 :] += came.lands[:split]
+            pending[:row] += came.lands[split:]
+            failed = failed + came.gave_up
             # Retries back within the second are throttled again: attempts, all refused.
-            offered = offered + again
-            throttled = throttled + again
+            offered = offered + came.again_total
+            throttled = throttled + came.again_total
+            for (group, i), (number, at) in refused_at.items():
+                returning[number].send(rows, came.landed[:, group, i], at)
+                if came.again[group, i]:
+                    heat.refused[number] += came.again[group, i] * at
         per_pattern[0, minute] += offered
-        per_pattern[1, minute] += cohorts[0]
+        per_pattern[1, minute] += new
         per_pattern[2, minute] += offered - throttled
         per_pattern[3, minute] += throttled
         per_pattern[4, minute] += failed
         total_requests += float(offered.sum())
-        for i, (_, reason) in worst.items():
-            if throttled[i] > 0 and (demands[i].id, minute) not in reasons and reason:
-                reasons[(demands[i].id, minute)] = reason
-        # Heat: key touches, units and throttled touches per bucket.
-        for number, (i, lane) in enumerate(lane_list):
-            executions = offered[i]
-            if not executions:
-                continue
-            lane_executions[number] += executions
-            key = (lane.table, lane.index, lane.kind)
-            grid = heat_lanes[key]
-            shares = bucket_shares[number] * executions
-            grid[0, column] += shares
-            grid[1, column] += shares * lane.units
-            grid[2, column] += shares * (1.0 - phis[key][scopes[key].bucket_partition])
+        for i in np.flatnonzero(throttled).tolist():
+            worst = where.get((0, i)) or where.get((1, i))
+            if worst is not None and (demands[i].id, minute) not in reasons:
+                key = lane_keys[worst[0]]
+                bulk, units = refusing[key]
+                words = _words(bulk, scopes[key], units, key[2], model, asked, lane_list)
+                reasons[(demands[i].id, minute)] = words
+        # Heat, as a run's recorder counts it: each request's key touches once (and its
+        # units), and the throttled attempts where they were throttled (`_Heat`).
+        heat.requests += new[pattern_of]
+        lane_executions += new[pattern_of]
+        for number, key in enumerate(lane_keys):
+            if key in refusing:
+                heat.refused[number] += lane_drawn[number] * refusal[key]
         if second % 60 == 59 or second == duration - 1:
             for stats in model.snapshot():
                 scope_minutes.setdefault((stats.table, stats.index), []).append(
@@ -432,13 +583,13 @@ def simulate(
             progress(second + 1)
     for number in range(len(lane_list)):
         flush_top(number)
+    heat.flush(range(len(lane_list)))
     patterns = {
         demand.id: [
             Minute(m, *(float(per_pattern[f, m, i]) for f in range(5))) for m in range(minutes)
         ]
         for i, demand in enumerate(demands)
     }
-    heat = _heat_matrix(heat_lanes, settings, resolution, columns)
     result = SimulationResult(
         design,
         profile,
@@ -447,7 +598,7 @@ def simulate(
         patterns,
         _per_minute(scope_minutes),
         reasons,
-        heat,
+        _heat_matrix(heat_lanes, settings, resolution, columns),
         top,
         requests=total_requests,
         final=model.snapshot(),
@@ -456,48 +607,77 @@ def simulate(
     return result
 
 
+@dataclass
+class _Retried:
+    """What one second's throttles bring (`_retries`)."""
+
+    again: np.ndarray
+    """``[g, i]``: attempts of pattern ``i`` back within the second (throttled again), of
+    first attempts refused (``g`` 0) and of retries refused (1)."""
+    again_total: np.ndarray
+    """The same per pattern."""
+    lands: np.ndarray
+    """``[s, k, i]``: attempts number ``k + 1`` of pattern ``i`` arriving ``s + 1`` seconds on."""
+    landed: np.ndarray
+    """``[s, g, i]``: all attempts arriving ``s + 1`` seconds on, of first attempts refused
+    (``g`` 0) and of retries refused (1)."""
+    gave_up: np.ndarray
+    """Requests per pattern out of attempts within the second, or out of quota."""
+    tokens: float
+    """The quota left."""
+
+
 def _retries(
-    cohorts: np.ndarray, fraction: np.ndarray, refused: np.ndarray, tokens: float, quota: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """What this second's throttles bring: the retries back within the second (throttled
-    again) per pattern, the attempts arriving in later seconds (``[s]``: ``s + 1`` seconds
-    on, by attempt number, by pattern), the requests that give up (out of attempts, or of
-    quota) and the quota left.
+    cohorts: np.ndarray, refused: np.ndarray, late: np.ndarray, tokens: float, quota: float
+) -> _Retried:
+    """What this second's throttles bring (see `_Retried`).
 
     ``cohorts[k]`` are this second's attempts number ``k + 1`` per pattern, of which
-    ``fraction`` was admitted and ``refused`` throttled; their retries wait as the standard
-    mode waits (`loadgen.simulate.retries.landing`). A success at the first attempt gives
-    a token back, a retry that succeeds its 5; a retry takes 5, and none is made on an empty
-    quota. Within a second refunds and retries interleave: the cap binds on what is left.
+    ``refused[k]`` was throttled, in the last ``late[k]`` of the second (the refused share of
+    the partitions that refused them); their retries wait as the standard mode waits
+    (`loadgen.simulate.retries.landed`). A success at the first attempt gives a token back,
+    a retry that succeeds its 5; a retry takes 5, and none is made on an empty quota. Within
+    a second refunds and retries interleave: the cap binds on what is left.
     """
     attempts, n_patterns = cohorts.shape
-    tokens += (
-        float((cohorts[0] * fraction).sum()) * NO_RETRY_INCREMENT
-        + float((cohorts[1:] * fraction).sum()) * RETRY_COST
-    )
+    admitted = cohorts * (1.0 - refused)
+    tokens += float(admitted[0].sum()) * NO_RETRY_INCREMENT + float(admitted[1:].sum()) * RETRY_COST
     seconds = horizon(attempts)
-    again = np.zeros(n_patterns)
-    lands = np.zeros((seconds, attempts, n_patterns))
+    again = np.zeros((2, n_patterns))
+    # By pattern first while adding (each pattern's block contiguous); as `_Retried` has them
+    # after.
+    lands = np.zeros((n_patterns, seconds, attempts))
+    by_group = np.zeros((n_patterns, 2, seconds))
     out_of_attempts = np.zeros(n_patterns)
     asked = 0.0
-    for i in np.flatnonzero(refused).tolist():
-        for k in range(attempts - 1):
-            wanting = float(cohorts[k, i] * refused[i])
+    wanting_all = cohorts[: attempts - 1] * refused[: attempts - 1]
+    # Python floats in the loop: it runs every second, numpy scalars cost more here.
+    late_rows = late.tolist()
+    for k, row in enumerate(wanting_all.tolist()):
+        group = min(k, 1)
+        for i, wanting in enumerate(row):
             if not wanting:
                 continue
-            same, later, retries = landing(float(refused[i]), k, attempts)
-            again[i] += wanting * float(same.sum())
-            lands[:, :, i] += wanting * later
-            out_of_attempts[i] += wanting * (1.0 - float(later.sum()))
-            asked += wanting * retries
+            waits = landed(late_rows[k][i], k, attempts)
+            again[group, i] += wanting * waits.again
+            lands[i] += wanting * waits.lands
+            by_group[i, group] += wanting * waits.by_second
+            out_of_attempts[i] += wanting * (1.0 - waits.later)
+            asked += wanting * waits.retries
     allowed = min(asked, max(0.0, tokens) / RETRY_COST)
-    kept = allowed / asked if asked else 1.0
-    wanting_all = (cohorts[: attempts - 1] * refused).sum(axis=0)
-    return (
+    tokens = min(quota, tokens - allowed * RETRY_COST)
+    later = lands.transpose(1, 2, 0)[1:]
+    later_by_group = by_group.transpose(2, 1, 0)[1:]
+    if allowed == asked:  # the quota allowed every retry
+        return _Retried(again, again[0] + again[1], later, later_by_group, out_of_attempts, tokens)
+    kept = allowed / asked
+    return _Retried(
         again * kept,
-        lands[1:] * kept,
-        out_of_attempts * kept + wanting_all * (1.0 - kept),
-        min(quota, tokens - allowed * RETRY_COST),
+        (again[0] + again[1]) * kept,
+        later * kept,
+        later_by_group * kept,
+        out_of_attempts * kept + wanting_all.sum(axis=0) * (1.0 - kept),
+        tokens,
     )
 
 

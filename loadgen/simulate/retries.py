@@ -6,7 +6,11 @@ botocore's standard mode waits ``random() * min(2 ** (n - 1), 20)`` seconds afte
 the first, 0-2 s after the second. A throttle falls late in its second (once the partition's
 bucket is empty), so a retry may come back in the same second, where the same key's bucket is
 still empty and it is throttled again, in the next second, or in the one after.
-`landing` gives, for a request throttled at one attempt, where its later attempts go.
+`landing` gives, for a request throttled at one attempt, when its later attempts come.
+
+A retry is the same request: the same key, so the same partition, which throttles it again
+as likely as it throttles that partition's other requests. `Returning` carries a lane's
+retried attempts back to the partitions that refused them.
 
     same, lands, spent = landing(0.5, 0, 3)  # half the second refused, first attempts
     lands[1, 1]   # of each such request: its second attempt arriving in the next second
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,7 +31,10 @@ __all__ = [
     "RETRY_COST",
     "RETRY_QUOTA",
     "STANDARD_ATTEMPTS",
+    "Landed",
+    "Returning",
     "horizon",
+    "landed",
     "landing",
 ]
 
@@ -52,6 +61,7 @@ def _backoff_s(attempt: int) -> float:
     return min(2.0**attempt, MAX_BACKOFF_S)
 
 
+@functools.lru_cache(maxsize=64)
 def horizon(attempts: int) -> int:
     """Seconds ahead a retry can land, counting the current one."""
     return 2 + math.ceil(max((_backoff_s(a) for a in range(attempts - 1)), default=0.0))
@@ -95,5 +105,83 @@ def landing(refused: float, attempt: int, attempts: int) -> tuple[np.ndarray, np
     the retries made in all (each takes the quota's tokens). What is left of one request,
     ``1 - lands.sum()``, ran out of attempts within the second.
     """
-    level = min(_LEVELS, max(1, round(refused * _LEVELS)))
-    return _landing(level, attempt, attempts)
+    return _landing(_level(refused), attempt, attempts)
+
+
+@dataclass(frozen=True)
+class Landed:
+    """`landing` with the sums a simulation takes of it, once."""
+
+    again: float
+    """Attempts back within this second (``same.sum()``)."""
+    lands: np.ndarray
+    """``[s, k]``: attempts number ``k`` arriving ``s`` seconds later."""
+    by_second: np.ndarray
+    """``[s]``: attempts arriving ``s`` seconds later, whatever their number."""
+    later: float
+    """Attempts arriving in later seconds (the rest ran out of attempts within this one)."""
+    retries: float
+
+
+def landed(refused: float, attempt: int, attempts: int) -> Landed:
+    """`landing` of a request throttled at attempt ``attempt``, with its sums."""
+    return _landed(_level(refused), attempt, attempts)
+
+
+def _level(refused: float) -> int:
+    return min(_LEVELS, max(1, round(refused * _LEVELS)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _landed(level: int, attempt: int, attempts: int) -> Landed:
+    same, lands, retries = _landing(level, attempt, attempts)
+    by_second = lands.sum(axis=1)
+    return Landed(float(same.sum()), lands, by_second, float(by_second.sum()), retries)
+
+
+class Returning:
+    """One lane's retried attempts on their way back: touches by partition of its table or
+    index, by the second they arrive in (a ring of `horizon` seconds, by simulated second).
+
+        back = Returning(horizon(3))
+        back.relayout(old_starts, new_starts, shares)   # the partitions changed (a split)
+        back.send(rows, landed, where)     # landed[s] executions in the second of rows[s]
+        back.take(second)                  # the touches arriving this second, by partition
+    """
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+        self.touches = np.zeros((seconds, 0))
+
+    def take(self, second: int) -> np.ndarray:
+        """The touches arriving in ``second``, by partition (and none left there)."""
+        row = second % self.seconds
+        arriving: np.ndarray = self.touches[row].copy()
+        self.touches[row] = 0.0
+        return arriving
+
+    def send(self, rows: np.ndarray, landed: np.ndarray, where: np.ndarray) -> None:
+        """``landed[s]`` executions arrive in the second of ring row ``rows[s]`` (second
+        ``t`` is row ``t % seconds``), each touching the partitions as ``where`` (touches per
+        execution, by partition) says."""
+        by_row = np.zeros(self.seconds)
+        by_row[rows] = landed
+        # One product over the whole ring: faster than adding to the rows picked out.
+        np.add(self.touches, by_row[:, None] * where, out=self.touches)
+
+    def relayout(self, old: Sequence[int], new: Sequence[int], shares: np.ndarray) -> None:
+        """The partitions starting at ``old`` became those starting at ``new`` (partitions
+        split, never merge): each old partition's touches go to the new ones within it, in
+        the lane's ``shares`` of them (the hot key's half of a split takes its retries), or
+        evenly where the lane has none there."""
+        if self.touches.shape[1] == 0 or not len(old):
+            self.touches = np.zeros((self.seconds, len(new)))
+            return
+        parents = np.searchsorted(
+            np.asarray(old, dtype=np.uint64), np.asarray(new, dtype=np.uint64), side="right"
+        )
+        parents = np.clip(parents - 1, 0, len(old) - 1)
+        within = np.bincount(parents, weights=shares, minlength=len(old))[parents]
+        count = np.bincount(parents, minlength=len(old))[parents]
+        weights = np.where(within > 0, shares / np.where(within > 0, within, 1.0), 1.0 / count)
+        self.touches = self.touches[:, parents] * weights
