@@ -39,6 +39,7 @@ from loadgen.design.patterns import typed_value
 from loadgen.design.templates import RequestTemplate, Template
 from loadgen.model.capacity import Charge, cost_of
 from loadgen.model.hashing import HASH_SPACE, partition_hash
+from loadgen.model.index_writes import index_writes
 from loadgen.model.update_expression import apply_update
 
 __all__ = ["EXACT_KEYS", "KeyProfile", "Lane", "PatternDemand", "pattern_demands"]
@@ -128,6 +129,10 @@ class Lane:
     """The partition key's template; None for a Scan (every partition)."""
     multiplicity: float = 1.0
     """Touches per execution of this template (a batch of N drawn keys: N)."""
+    recorded: bool = True
+    """Whether a run's recorder sees these touches: it reads keys from the request, so an
+    index entry an update removes from the stored item's old key is charged but not seen
+    (`loadgen.model.index_writes`)."""
 
     @property
     def scope(self) -> tuple[str, str | None]:
@@ -337,6 +342,12 @@ def pattern_demands(
                         keys.setdefault(slot, set()).add(str(charge.key))
             for where, seen in keys.items():
                 real_keys.setdefault(where, []).append((draws, seen))
+        # The index entries the requests show: what a run's recorder counts.
+        shown = {
+            (table, index, str(key))
+            for call in marked_calls
+            for table, index, key in index_writes(call.operation, call.params, design.schemas)
+        }
         marked_counts: dict[tuple[str, str | None, str], int] = {}
         for charge in marked:
             slot = (charge.table, charge.index, charge.kind)
@@ -352,8 +363,14 @@ def pattern_demands(
             )
             ident = (*slot, None if template is None else template.text)
             multiplicity = real_counts.get(slot, PROBES) / PROBES / marked_counts[slot]
+            recorded = (
+                charge.index is None
+                or charge.kind == "read"
+                or (charge.table, charge.index, str(charge.key)) in shown
+            )
             if ident in lanes:
                 lanes[ident].multiplicity += multiplicity
+                lanes[ident].recorded |= recorded
                 continue
             lanes[ident] = Lane(
                 charge.table,
@@ -362,6 +379,7 @@ def pattern_demands(
                 math.fsum(units) / len(units),
                 template,
                 multiplicity,
+                recorded,
             )
         time_names = tuple(
             sorted(

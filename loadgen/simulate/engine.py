@@ -350,6 +350,9 @@ def simulate(
     mix = np.asarray([d.rate / total_rate for d in demands])
     attempts = settings.attempts
     n_patterns = len(demands)
+    # A throttled transaction is answered TransactionCanceledException, which the SDK does not
+    # retry: the caller gets it at the first attempt.
+    retryable = np.asarray([not d.operation.startswith("Transact") for d in demands], dtype=float)
     # Lanes by scope; each lane remembers its pattern.
     scopes: dict[tuple[str, str | None, str], _Scope] = {}
     lane_list: list[tuple[int, Lane]] = []
@@ -391,6 +394,8 @@ def simulate(
     returning = [Returning(seconds_ahead) for _ in lane_list]
     retrying = attempts > 1
     pattern_of = np.asarray([i for i, _ in lane_list], dtype=np.int64)
+    # Heat counts what a run's recorder sees (`Lane.recorded`); capacity, every charge.
+    recorded = np.asarray([lane.recorded for _, lane in lane_list], dtype=float)
     touch_counts = np.asarray([p.touches for p in profiles])
     fresh: list[np.ndarray] = [np.zeros(0) for _ in lane_list]
     lane_drawn: list[np.ndarray] = [np.zeros(0) for _ in lane_list]
@@ -530,7 +535,7 @@ def simulate(
                     late[group, i] = float(at @ partition_refused) / refused_touches
                     at *= touch_counts[number] / refused_touches
                     refused_at[(group, i)] = (number, at)
-            came = _retries(cohorts, refused, late[group_of_attempt], tokens, quota)
+            came = _retries(cohorts, refused, late[group_of_attempt], tokens, quota, retryable)
             tokens = came.tokens
             rows = ahead[row]
             split = seconds_ahead - 1 - row  # the rows after this second's, then from 0
@@ -542,7 +547,7 @@ def simulate(
             throttled = throttled + came.again_total
             for (group, i), (number, at) in refused_at.items():
                 returning[number].send(rows, came.landed[:, group, i], at)
-                if came.again[group, i]:
+                if came.again[group, i] and recorded[number]:
                     heat.refused[number] += came.again[group, i] * at
         per_pattern[0, minute] += offered
         per_pattern[1, minute] += new
@@ -559,10 +564,10 @@ def simulate(
                 reasons[(demands[i].id, minute)] = words
         # Heat, as a run's recorder counts it: each request's key touches once (and its
         # units), and the throttled attempts where they were throttled (`_Heat`).
-        heat.requests += new[pattern_of]
-        lane_executions += new[pattern_of]
+        heat.requests += new[pattern_of] * recorded
+        lane_executions += new[pattern_of] * recorded
         for number, key in enumerate(lane_keys):
-            if key in refusing:
+            if key in refusing and recorded[number]:
                 heat.refused[number] += lane_drawn[number] * refusal[key]
         if second % 60 == 59 or second == duration - 1:
             for stats in model.snapshot():
@@ -628,9 +633,17 @@ class _Retried:
 
 
 def _retries(
-    cohorts: np.ndarray, refused: np.ndarray, late: np.ndarray, tokens: float, quota: float
+    cohorts: np.ndarray,
+    refused: np.ndarray,
+    late: np.ndarray,
+    tokens: float,
+    quota: float,
+    retryable: np.ndarray | None = None,
 ) -> _Retried:
     """What this second's throttles bring (see `_Retried`).
+
+    ``retryable`` (per pattern, 1 or 0) says whether the SDK retries the pattern's throttles:
+    a pattern it does not retry fails each throttled attempt.
 
     ``cohorts[k]`` are this second's attempts number ``k + 1`` per pattern, of which
     ``refused[k]`` was throttled, in the last ``late[k]`` of the second (the refused share of
@@ -648,9 +661,13 @@ def _retries(
     # after.
     lands = np.zeros((n_patterns, seconds, attempts))
     by_group = np.zeros((n_patterns, 2, seconds))
-    out_of_attempts = np.zeros(n_patterns)
     asked = 0.0
     wanting_all = cohorts[: attempts - 1] * refused[: attempts - 1]
+    out_of_attempts = np.zeros(n_patterns)
+    unretried = np.zeros(n_patterns)
+    if retryable is not None:
+        unretried = wanting_all.sum(axis=0) * (1.0 - retryable)
+        wanting_all = wanting_all * retryable
     # Python floats in the loop: it runs every second, numpy scalars cost more here.
     late_rows = late.tolist()
     for k, row in enumerate(wanting_all.tolist()):
@@ -669,14 +686,16 @@ def _retries(
     later = lands.transpose(1, 2, 0)[1:]
     later_by_group = by_group.transpose(2, 1, 0)[1:]
     if allowed == asked:  # the quota allowed every retry
-        return _Retried(again, again[0] + again[1], later, later_by_group, out_of_attempts, tokens)
+        return _Retried(
+            again, again[0] + again[1], later, later_by_group, out_of_attempts + unretried, tokens
+        )
     kept = allowed / asked
     return _Retried(
         again * kept,
         (again[0] + again[1]) * kept,
         later * kept,
         later_by_group * kept,
-        out_of_attempts * kept + wanting_all.sum(axis=0) * (1.0 - kept),
+        out_of_attempts * kept + wanting_all.sum(axis=0) * (1.0 - kept) + unretried,
         tokens,
     )
 

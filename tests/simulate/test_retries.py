@@ -147,3 +147,19 @@ def test_the_clock_starts_where_the_runs_clock_started() -> None:
     results = build_results(simulate(design, parse_profile(["7125/s for 15s"]), settings))
     hottest = results["hot_keys"][0]
     assert hottest["key"] == "READINGS#2027-01-15-08" and hottest["share"] == 1.0
+
+
+def test_a_throttled_transaction_is_not_retried() -> None:
+    # DynamoDB answers a throttled transaction TransactionCanceledException, which the SDK
+    # does not retry: every throttled create-order fails at its first attempt, while the
+    # status change (an UpdateItem on the same hot index key) is retried.
+    design = load_design(design_path("orders"), "hot-status")
+    result = simulate(design, parse_profile(["1500/s for 2m"]), Settings(fluctuate=False))
+    created = result.patterns["create-order"]
+    assert sum(row.throttled for row in created) > 0.1 * sum(row.new for row in created)
+    assert sum(row.offered for row in created) == pytest.approx(sum(row.new for row in created))
+    assert sum(row.failed for row in created) == pytest.approx(
+        sum(row.throttled for row in created)
+    )
+    moved = result.patterns["update-status"]
+    assert sum(row.offered for row in moved) > 1.05 * sum(row.new for row in moved)

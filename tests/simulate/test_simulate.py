@@ -158,6 +158,11 @@ def test_an_update_that_sets_an_index_key_moves_the_entry_as_the_emulator_charge
     # (not the old entry rewritten where it was).
     assert set(status) == {"STATUS#PLACED", "STATUS#{status}"}
     assert all(lane.kind == "write" and lane.units == 1.0 for lane in status.values())
+    # A run's recorder reads keys from the request: it sees the new entry, not the removal
+    # from the stored item's old key, which is charged all the same.
+    assert not status["STATUS#PLACED"].recorded and status["STATUS#{status}"].recorded
+    placed = next(lane for lane in demands["create-order"].lanes if lane.index == "status")
+    assert placed.recorded
     moved = demands["update-status"].profile(status["STATUS#{status}"])
     assert {key for key, _ in moved.top} == {
         "STATUS#PAID", "STATUS#SHIPPED", "STATUS#DELIVERED", "STATUS#CANCELLED"
