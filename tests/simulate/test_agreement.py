@@ -1,16 +1,16 @@
 """A simulation agrees with a real-time run of the same design on the embedded target.
 
 For each shipped design, at its launch rates: a real ``loadgen run DESIGN_FILE --design V
---rate``-style run (the design's rates) of `SECONDS` on the embedded target at `SCALE` with
-the SDK's standard retry mode, then ``simulate`` of the same design, drawn at the run's scale
-(`Settings.scale`: its counts fluctuate as the run's do, its retry quota lasts as long), its
-clock started where the run's clock started (the results file's ``design.clock``). Compared:
-the throttled share of attempts and the hottest key's share of its table's (or index's)
-touches, within `TOLERANCE` of the real figure, or `FLOOR` (two points) for shares near 0,
-where 10% of the share is less than a 15-second run's own spread. A hottest key's share is a
-count's share of the table's touches at the run's scale (a few thousand in 15 s): both
-figures are draws, so the hottest key's may also differ by three standard deviations of
-their difference (`sampling`), what two honest 15-second counts of one key differ by. The
+--rate``-style run (the design's rates) of `SECONDS` (a case may run longer) on the embedded
+target at `SCALE` with the SDK's standard retry mode, then ``simulate`` of the same design,
+drawn at the run's scale (`Settings.scale`: its counts fluctuate as the run's do, its retry
+quota lasts as long), its clock started where the run's clock started (the results file's
+``design.clock``). Compared: the throttled share of attempts and the hottest key's share of its
+table's (or index's) touches, within `TOLERANCE` of the real figure, or `FLOOR` (two points)
+for shares near 0, where 10% of the share is less than a 15-second run's own spread. A hottest
+key's share is a count's share of the table's touches at the run's scale (a few thousand in 15
+s): both figures are draws, so the hottest key's may also differ by three standard deviations
+of their difference (`sampling`), what two honest 15-second counts of one key differ by. The
 scale is small so that the embedded engine delivers the load on a shared machine: a run that
 delivered under `DELIVERED` of its arrivals is skipped (nothing met the ceilings as asked),
 never compared. Every shipped design is compared on both figures; docs/simulate.md ("Against
@@ -47,6 +47,8 @@ class Case:
     workload: str
     variant: str
     engine: str = "moto"
+    seconds: int = SECONDS
+    """The real run's length: longer where a near-ceiling share is a draw of few attempts."""
 
     def __str__(self) -> str:
         return f"{self.workload}:{self.variant}"
@@ -57,7 +59,9 @@ CASES = [
     Case("counter", "sharded"),
     Case("sensor", "by-time"),
     Case("sensor", "per-sensor"),
-    Case("orders", "hot-status"),
+    # Its hot status key runs just over its ceiling, and a 15 s run at this scale is a few
+    # hundred attempts: its throttled share moved from 0.108 to 0.133 from run to run.
+    Case("orders", "hot-status", seconds=60),
     Case("orders", "sharded-status"),
 ]
 
@@ -94,9 +98,9 @@ def test_a_simulation_agrees_with_a_real_run(case: Case, tmp_path: Path) -> None
     design_file = ROOT / "examples" / "designs" / f"{case.workload}.yaml"
     done = subprocess.run(
         [sys.executable, "-m", "loadgen", "run", str(design_file), "--design", case.variant,
-         "--duration", f"{SECONDS}s", "--retry-mode", "standard", "--scale", str(SCALE),
+         "--duration", f"{case.seconds}s", "--retry-mode", "standard", "--scale", str(SCALE),
          "--engine", case.engine, "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=SECONDS + 120,
+        cwd=ROOT, capture_output=True, text=True, timeout=case.seconds + 120,
     )  # fmt: skip
     assert out.exists(), done.stderr[-2000:]
     real = json.loads(out.read_text())
@@ -110,7 +114,7 @@ def test_a_simulation_agrees_with_a_real_run(case: Case, tmp_path: Path) -> None
         clock_start=float(real["design"]["clock"]["start"]),
         scale=float(real["run"]["scale"]),
     )
-    result = simulate(design, constant(sum(design.rates.values()), SECONDS), settings)
+    result = simulate(design, constant(sum(design.rates.values()), case.seconds), settings)
     real_throttled, real_hottest, real_touches = shares(real)
     sim_throttled, sim_hottest, _ = shares(build_results(result))
     figures = (
