@@ -74,6 +74,8 @@ FAILING_SHARE = 0.01
 """A pattern fails in a minute when more than this share of its attempts is throttled."""
 HEAT_COLUMNS = 900
 """Most heat-matrix columns in the results file: longer simulations widen a column."""
+_REGROW = 0.02
+"""A growing lane's units are worked out again when its keys' updates grow by this share."""
 _RESOLUTIONS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600)
 
 
@@ -251,6 +253,21 @@ def _refresh(scope: _Scope, starts: list[int], returning: Sequence[Returning]) -
             )
 
 
+def _grown_units(
+    lane: Lane, profile: KeyProfile, updates: float, starts: list[int], touches: np.ndarray
+) -> np.ndarray:
+    """Units per touch on each partition (``starts``; the lane's ``touches`` there) of a lane
+    whose items grow, its keys having taken ``updates`` executions' updates (`Lane.growth`):
+    each key's units at its own count, weighted by its touches; keys spread thin are at their
+    first update."""
+    exact = lane.units_after(profile.weights * updates)
+    (first,) = lane.units_after(np.zeros(1))
+    charged = KeyProfile(profile.hashes, profile.weights * exact, profile.spread * first, [])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        units: np.ndarray = np.where(touches > 0, charged.shares(starts) / touches, first)
+    return units
+
+
 def _elsewhere(
     back: np.ndarray, touch_counts: np.ndarray, pattern_of: np.ndarray, patterns: int
 ) -> np.ndarray:
@@ -366,6 +383,14 @@ def simulate(
             scopes[key] = _Scope(lane.table, lane.index, settings.buckets)
         scopes[key].lanes.append((number, lane, profiles[number]))
     lane_keys = [(lane.table, lane.index, lane.kind) for _, lane in lane_list]
+    # Units a touch costs, by partition where a lane's items grow with its updates
+    # (`Lane.growth`): worked out again as its admitted executions grow by `_REGROW`.
+    unit_of: list[float | np.ndarray] = [lane.units for _, lane in lane_list]
+    growing = [number for number, (_, lane) in enumerate(lane_list) if lane.growth]
+    executed = np.zeros(n_patterns)  # admitted executions (attempts), per pattern
+    grown_at = np.zeros(len(lane_list))  # `executed` when a lane's units were worked out
+    grown_on: list[list[int]] = [[] for _ in lane_list]  # and on which partitions
+    fresh_from = np.zeros(len(lane_list))  # `executed` when a lane's keys last moved
     for number, key in enumerate(lane_keys):
         scopes[key].bucket_shares[number] = profiles[number].shares(scopes[key].bucket_starts)
     time_values = [
@@ -448,6 +473,7 @@ def simulate(
                     scope.starts = []  # the lanes' shares are worked out again
                     scope.bucket_shares[number] = profiles[number].shares(scope.bucket_starts)
                     touch_counts[number] = profiles[number].touches
+                    fresh_from[number] = executed[i]  # new keys: new items
         row = second % seconds_ahead
         cohorts = pending[row].copy()
         pending[row] = 0.0
@@ -463,6 +489,16 @@ def simulate(
             if starts != scope.starts:
                 heat.flush(n for n, _, _ in scope.lanes)
                 _refresh(scope, starts, returning)
+        for number in growing:
+            i, lane = lane_list[number]
+            # A run at a scale applies scale times the updates: its items grow as it counts.
+            updates = (executed[i] - fresh_from[number]) * settings.scale
+            scope = scopes[lane_keys[number]]
+            if updates > grown_at[number] * (1 + _REGROW) or grown_on[number] != scope.starts:
+                unit_of[number] = _grown_units(
+                    lane, profiles[number], updates, scope.starts, scope.shares[number]
+                )
+                grown_at[number], grown_on[number] = updates, scope.starts
         # A retried attempt comes back on the partitions of the lane that refused it; the
         # pattern's other lanes (a transaction's other items, a write's index entries) take
         # their retries where new executions go: their keys are not known per partition.
@@ -475,7 +511,7 @@ def simulate(
         for key, scope in scopes.items():
             units = np.zeros(len(scope.starts))
             touches = np.zeros(len(scope.starts))
-            for number, lane, _ in scope.lanes:
+            for number, _, _ in scope.lanes:
                 shares = scope.shares[number]
                 fresh[number] = draws.touches(fresh_drawn[lane_list[number][0]], shares)
                 if several_lanes and elsewhere[number] > 0:
@@ -485,7 +521,7 @@ def simulate(
                 drawn = fresh[number] + back[number] if back_total[number] else fresh[number]
                 lane_drawn[number] = drawn
                 touches += drawn
-                units += drawn * lane.units
+                units += drawn * unit_of[number]
             sampler = _sampler(scope, offered, lane_list)
             bulk = model.admit_bulk(
                 scope.table, scope.index, key[2], units.tolist(), touches.tolist(), sampler=sampler
@@ -549,6 +585,7 @@ def simulate(
                 returning[number].send(rows, came.landed[:, group, i], at)
                 if came.again[group, i] and recorded[number]:
                     heat.refused[number] += came.again[group, i] * at
+        executed += offered - throttled
         per_pattern[0, minute] += offered
         per_pattern[1, minute] += new
         per_pattern[2, minute] += offered - throttled
