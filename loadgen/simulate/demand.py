@@ -139,7 +139,12 @@ class Lane:
     (`loadgen.model.index_writes`)."""
     growth: tuple[tuple[float, float], ...] = ()
     """``(n, units)``: units of a key's ``n``-th update, where updates grow the item they
-    keep writing (an ``add`` of a drawn attribute name); empty where they do not."""
+    keep writing (an ``add`` of a drawn attribute name); empty where they do not. Capacity,
+    heat, top keys and an operation's units charge the grown units. Limits: the replay stops
+    at `GROWTH_EXECUTIONS`, past which an item is taken to grow no further (counter:single
+    stops at 4 units, where its GLOBAL_COUNTER goes on to 6-10 within an hour at AWS scale,
+    so its share throttled there is a floor); where a hot partition splits is still sampled
+    by `units`."""
 
     def units_after(self, updates: np.ndarray) -> np.ndarray:
         """Units of one touch of keys that have taken ``updates`` updates each (`growth`):

@@ -194,6 +194,9 @@ class SimulationResult:
     requests: float = 0.0
     """Attempts simulated, retries included."""
     final: list[ThroughputStats] = field(default_factory=list)
+    grown_units: dict[tuple[str, int], float] = field(default_factory=dict)
+    """(pattern, lane's place in its demand's lanes) to the units its admitted executions were
+    charged, for lanes whose items grow with their updates (`Lane.growth`)."""
 
     def first_failures(self) -> list[Failure]:
         failures = []
@@ -299,6 +302,10 @@ class _Heat:
         self.requests = np.zeros(len(lane_list))
         self.refused: list[np.ndarray | float] = [0.0] * len(lane_list)
         """Per lane, the column's throttled attempts by partition."""
+        self.growing = {number for number, (_, lane) in enumerate(lane_list) if lane.growth}
+        self.charged: list[np.ndarray | float] = [0.0] * len(lane_list)
+        """Per growing lane (`Lane.growth`), the column's units by partition: its keys' units
+        grow with their updates, so its requests are not charged its `Lane.units`."""
 
     def flush(self, numbers: Iterable[int]) -> None:
         for number in numbers:
@@ -307,8 +314,13 @@ class _Heat:
             if self.requests[number]:
                 requests = scope.bucket_shares[number] * self.requests[number]
                 grid[0, self.column] += requests
-                grid[1, self.column] += requests * lane.units
+                if number not in self.growing:
+                    grid[1, self.column] += requests * lane.units
                 self.requests[number] = 0.0
+            charged = self.charged[number]
+            if isinstance(charged, np.ndarray):
+                grid[1, self.column] += charged[scope.bucket_partition] * scope.spread[number]
+                self.charged[number] = 0.0
             refused = self.refused[number]
             if isinstance(refused, np.ndarray):
                 grid[2, self.column] += refused[scope.bucket_partition] * scope.spread[number]
@@ -373,9 +385,11 @@ def simulate(
     # Lanes by scope; each lane remembers its pattern.
     scopes: dict[tuple[str, str | None, str], _Scope] = {}
     lane_list: list[tuple[int, Lane]] = []
+    places: list[tuple[str, int]] = []  # (pattern, place in its demand's lanes)
     for i, demand in enumerate(demands):
-        for lane in demand.lanes:
+        for place, lane in enumerate(demand.lanes):
             lane_list.append((i, lane))
+            places.append((demand.id, place))
     profiles: list[KeyProfile] = [demands[i].profile(lane) for i, lane in lane_list]
     for number, (_, lane) in enumerate(lane_list):
         key = (lane.table, lane.index, lane.kind)
@@ -391,6 +405,11 @@ def simulate(
     grown_at = np.zeros(len(lane_list))  # `executed` when a lane's units were worked out
     grown_on: list[list[int]] = [[] for _ in lane_list]  # and on which partitions
     fresh_from = np.zeros(len(lane_list))  # `executed` when a lane's keys last moved
+    # A growing lane's units per touch of each of its top keys (`KeyProfile.top`), those
+    # units summed over the requests since they were last reported, and its admitted units.
+    top_units: list[np.ndarray | None] = [None for _ in lane_list]
+    top_charged = [np.zeros(len(profiles[number].top)) for number in growing]
+    charged_units = np.zeros(len(lane_list))
     for number, key in enumerate(lane_keys):
         scopes[key].bucket_shares[number] = profiles[number].shares(scopes[key].bucket_starts)
     time_values = [
@@ -445,12 +464,16 @@ def simulate(
             return
         keys = top.setdefault((lane.table, lane.index), {})
         whole = float(draws.executions(np.asarray([executions]))[0])
-        for text, weight in profiles[number].top:
+        charged = top_charged[growing.index(number)] if lane.growth else None
+        for place, (text, weight) in enumerate(profiles[number].top):
             touches, units = keys.get(text, (0.0, 0.0))
             # A sketch of real traffic counts random draws: so does the simulation.
             drawn = float(draws.touches(whole, np.asarray([weight]))[0])
-            keys[text] = (touches + drawn, units + drawn * lane.units)
+            per_touch = lane.units if charged is None else float(charged[place] / executions)
+            keys[text] = (touches + drawn, units + drawn * per_touch)
         lane_executions[number] = 0.0
+        if charged is not None:
+            charged[:] = 0.0
 
     for second in range(duration):
         now[0] = settings.start + second
@@ -474,6 +497,9 @@ def simulate(
                     scope.bucket_shares[number] = profiles[number].shares(scope.bucket_starts)
                     touch_counts[number] = profiles[number].touches
                     fresh_from[number] = executed[i]  # new keys: new items
+                    grown_on[number] = []  # their units are worked out again
+                    if lane.growth:
+                        top_charged[growing.index(number)] = np.zeros(len(profiles[number].top))
         row = second % seconds_ahead
         cohorts = pending[row].copy()
         pending[row] = 0.0
@@ -498,6 +524,8 @@ def simulate(
                 unit_of[number] = _grown_units(
                     lane, profiles[number], updates, scope.starts, scope.shares[number]
                 )
+                top_weights = np.asarray([weight for _, weight in profiles[number].top])
+                top_units[number] = lane.units_after(top_weights * updates)
                 grown_at[number], grown_on[number] = updates, scope.starts
         # A retried attempt comes back on the partitions of the lane that refused it; the
         # pattern's other lanes (a transaction's other items, a write's index entries) take
@@ -597,12 +625,21 @@ def simulate(
             if worst is not None and (demands[i].id, minute) not in reasons:
                 key = lane_keys[worst[0]]
                 bulk, units = refusing[key]
-                words = _words(bulk, scopes[key], units, key[2], model, asked, lane_list)
+                words = _words(bulk, scopes[key], units, key[2], model, asked, lane_list, top_units)
                 reasons[(demands[i].id, minute)] = words
         # Heat, as a run's recorder counts it: each request's key touches once (and its
         # units), and the throttled attempts where they were throttled (`_Heat`).
         heat.requests += new[pattern_of] * recorded
         lane_executions += new[pattern_of] * recorded
+        for place, number in enumerate(growing):
+            i = lane_list[number][0]
+            per_execution = scopes[lane_keys[number]].shares[number] * unit_of[number]
+            charged_units[number] += float((offered - throttled)[i] * per_execution.sum())
+            if recorded[number]:
+                heat.charged[number] = heat.charged[number] + new[i] * per_execution
+                grown = top_units[number]
+                if grown is not None:
+                    top_charged[place] += new[i] * grown
         for number, key in enumerate(lane_keys):
             if key in refusing and recorded[number]:
                 heat.refused[number] += lane_drawn[number] * refusal[key]
@@ -644,6 +681,7 @@ def simulate(
         top,
         requests=total_requests,
         final=model.snapshot(),
+        grown_units={places[number]: float(charged_units[number]) for number in growing},
     )
     result.wall_s = time.perf_counter() - wall
     return result
@@ -833,16 +871,20 @@ def _words(
     model: PartitionModel,
     offered: np.ndarray,
     lane_list: Sequence[tuple[int, Lane]],
+    top_units: Sequence[np.ndarray | None],
 ) -> str:
-    """Why a keyspace refused demand this second, in words."""
+    """Why a keyspace refused demand this second, in words (``top_units``: a growing lane's
+    units per touch of its top keys, `Lane.growth`)."""
     where = scope.table if scope.index is None else f"{scope.table}/{scope.index}"
     ceiling = 3000.0 if kind == "read" else 1000.0
     if result.partition_limited:
         keys: dict[str, float] = {}
         for number, lane, profile in scope.lanes:
             executions = float(offered[lane_list[number][0]])
-            for text, weight in profile.top[:3]:
-                keys[text] = keys.get(text, 0.0) + executions * weight * lane.units
+            grown = top_units[number]
+            for place, (text, weight) in enumerate(profile.top[:3]):
+                units_per_touch = lane.units if grown is None else float(grown[place])
+                keys[text] = keys.get(text, 0.0) + executions * weight * units_per_touch
         hottest = max(keys.items(), key=lambda item: item[1], default=None)
         if hottest is not None and hottest[1] >= ceiling:
             return (

@@ -286,3 +286,17 @@ def test_a_growing_item_admits_fewer_updates_as_a_run_at_its_scale_grows_it() ->
     # 10 units/s at scale 0.01 over 60 s: 600 one-unit updates, but the run's ~500th update
     # takes the item past 1 KB (a real run: 512 admitted, 606 units).
     assert minute.admitted * 0.01 == pytest.approx(510, rel=0.05)
+    # The results file charges the grown units too: the operation's units are the table's,
+    # the heat's write units outgrow its requests, and the top key by units counts them.
+    results = build_results(result)
+    (operation,) = [o for o in results["operations"] if o["name"] == "increment"]
+    consumed = sum(row.consumed_write for row in result.scopes[("ph-counter", None)])
+    assert operation["units"]["ph-counter"]["write"] == pytest.approx(consumed)
+    assert consumed > minute.admitted * 1.1
+    heat = {lane["access"]: lane for lane in results["heat"]["lanes"]}
+    requests, units = (sum(map(sum, heat["write"][field])) for field in ("requests", "units"))
+    assert 1.1 < units / requests < 2
+    by_units = next(t for t in results["top_keys"] if t["by"] == "units")
+    (hottest,) = by_units["keys"]
+    assert hottest["key"] == "GLOBAL_COUNTER" and type(hottest["count"]) is float
+    assert hottest["count"] == pytest.approx(units + sum(map(sum, heat["read"]["units"])))
