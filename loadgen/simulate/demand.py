@@ -48,6 +48,10 @@ EXACT_KEYS = 1 << 20
 """Key values a lane lists one by one; colder ones are folded into an even spread."""
 PROBES = 16
 """Executions rendered with real draws to average a touch's units (item sizes vary)."""
+GROWTH_EXECUTIONS = 4096
+"""Executions replayed key by key to learn how an update grows the item it keeps writing."""
+GROWTH_CHECK = 128
+"""Executions replayed before giving up when no item has gained an attribute."""
 SAMPLE = 32
 """Key hashes a hot partition is given to choose where it splits (as the model samples)."""
 _MARK = 7_391_000_000  # numbered markers: digits survive every format spec ({n:07d})
@@ -133,6 +137,24 @@ class Lane:
     """Whether a run's recorder sees these touches: it reads keys from the request, so an
     index entry an update removes from the stored item's old key is charged but not seen
     (`loadgen.model.index_writes`)."""
+    growth: tuple[tuple[float, float], ...] = ()
+    """``(n, units)``: units of a key's ``n``-th update, where updates grow the item they
+    keep writing (an ``add`` of a drawn attribute name); empty where they do not. Capacity,
+    heat, top keys and an operation's units charge the grown units. Limits: the replay stops
+    at `GROWTH_EXECUTIONS`, past which an item is taken to grow no further (counter:single
+    stops at 4 units, where its GLOBAL_COUNTER goes on to 6-10 within an hour at AWS scale,
+    so its share throttled there is a floor); where a hot partition splits is still sampled
+    by `units`."""
+
+    def units_after(self, updates: np.ndarray) -> np.ndarray:
+        """Units of one touch of keys that have taken ``updates`` updates each (`growth`):
+        `units` where the lane's items do not grow."""
+        updates = np.asarray(updates, dtype=np.float64)
+        if not self.growth:
+            return np.full(updates.shape, self.units)
+        n, units = np.asarray(self.growth).T
+        # Past the replay's last update, the item is taken to grow no further.
+        return np.asarray(np.interp(np.log2(np.maximum(updates + 1.0, 1.0)), np.log2(n), units))
 
     @property
     def scope(self) -> tuple[str, str | None]:
@@ -352,6 +374,7 @@ def pattern_demands(
         for charge in marked:
             slot = (charge.table, charge.index, charge.kind)
             marked_counts[slot] = marked_counts.get(slot, 0) + 1
+        growth = _growth(pattern, generators, design, query_items)
         lanes: dict[tuple[Any, ...], Lane] = {}
         for charge in marked:
             slot = (charge.table, charge.index, charge.kind)
@@ -380,6 +403,7 @@ def pattern_demands(
                 template,
                 multiplicity,
                 recorded,
+                growth if slot == (pattern.table, None, "write") else (),
             )
         time_names = tuple(
             sorted(
@@ -407,6 +431,52 @@ def pattern_demands(
             )
         )
     return demands
+
+
+def _growth(
+    pattern: Any, generators: Mapping[str, ValueGenerator], design: Design, query_items: int
+) -> tuple[tuple[float, float], ...]:
+    """``(n, units)`` of an UpdateItem's table write when it is its key's ``n``-th update
+    (``n`` 1, 2, 4, ...), replaying `GROWTH_EXECUTIONS` executions with real draws, each key's
+    item kept between them as the target keeps it: an ``add`` of a drawn attribute name adds
+    an attribute, and DynamoDB charges an update for the larger of the item before and after.
+    Empty when the item does not grow (a charge's units do not change with ``n``)."""
+    if pattern.operation != "UpdateItem":
+        return ()
+    items: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    by_n: dict[int, list[float]] = {}
+    stored = bool(design.spec.entities)
+    first: dict[str, int] = {}  # attributes each key's item had after its first update
+    grew = False
+    for execution in range(GROWTH_EXECUTIONS):
+        if execution == GROWTH_CHECK and not grew:
+            return ()  # no item has gained an attribute: none grows (and the replay is dear)
+        draws = Draws(generators)
+        for call in pattern.calls(draws):
+            key = call.params["Key"]
+            text = repr(sorted(key.items()))
+            if text in items:
+                before = items[text]
+            else:  # the starting data's item, if any
+                before = (
+                    _Store(design, draws, query_items).find(call.table, key) if stored else None
+                )
+            after = apply_update(before, key, call.params)
+            if after is None:
+                return ()  # an update beyond the reader: priced as the probes price it
+            items[text] = after
+            n = counts[text] = counts.get(text, 0) + 1
+            grew = grew or len(after) > first.setdefault(text, len(after))
+            if n & (n - 1) == 0:  # a power of two: price this one
+                charges = cost_of(
+                    "UpdateItem", call.params, tables=design.schemas, before=before, after=after
+                ).charges
+                by_n.setdefault(n, []).append(
+                    math.fsum(c.units for c in charges if c.index is None and c.kind == "write")
+                )
+    growth = tuple((float(n), math.fsum(u) / len(u)) for n, u in sorted(by_n.items()))
+    return growth if len({units for _, units in growth}) > 1 else ()
 
 
 def _values(generator: ValueGenerator, fixed: bool) -> tuple[list[str], np.ndarray, float] | None:

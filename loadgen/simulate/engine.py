@@ -74,6 +74,8 @@ FAILING_SHARE = 0.01
 """A pattern fails in a minute when more than this share of its attempts is throttled."""
 HEAT_COLUMNS = 900
 """Most heat-matrix columns in the results file: longer simulations widen a column."""
+_REGROW = 0.02
+"""A growing lane's units are worked out again when its keys' updates grow by this share."""
 _RESOLUTIONS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600)
 
 
@@ -192,6 +194,9 @@ class SimulationResult:
     requests: float = 0.0
     """Attempts simulated, retries included."""
     final: list[ThroughputStats] = field(default_factory=list)
+    grown_units: dict[tuple[str, int], float] = field(default_factory=dict)
+    """(pattern, lane's place in its demand's lanes) to the units its admitted executions were
+    charged, for lanes whose items grow with their updates (`Lane.growth`)."""
 
     def first_failures(self) -> list[Failure]:
         failures = []
@@ -251,6 +256,21 @@ def _refresh(scope: _Scope, starts: list[int], returning: Sequence[Returning]) -
             )
 
 
+def _grown_units(
+    lane: Lane, profile: KeyProfile, updates: float, starts: list[int], touches: np.ndarray
+) -> np.ndarray:
+    """Units per touch on each partition (``starts``; the lane's ``touches`` there) of a lane
+    whose items grow, its keys having taken ``updates`` executions' updates (`Lane.growth`):
+    each key's units at its own count, weighted by its touches; keys spread thin are at their
+    first update."""
+    exact = lane.units_after(profile.weights * updates)
+    (first,) = lane.units_after(np.zeros(1))
+    charged = KeyProfile(profile.hashes, profile.weights * exact, profile.spread * first, [])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        units: np.ndarray = np.where(touches > 0, charged.shares(starts) / touches, first)
+    return units
+
+
 def _elsewhere(
     back: np.ndarray, touch_counts: np.ndarray, pattern_of: np.ndarray, patterns: int
 ) -> np.ndarray:
@@ -282,6 +302,10 @@ class _Heat:
         self.requests = np.zeros(len(lane_list))
         self.refused: list[np.ndarray | float] = [0.0] * len(lane_list)
         """Per lane, the column's throttled attempts by partition."""
+        self.growing = {number for number, (_, lane) in enumerate(lane_list) if lane.growth}
+        self.charged: list[np.ndarray | float] = [0.0] * len(lane_list)
+        """Per growing lane (`Lane.growth`), the column's units by partition: its keys' units
+        grow with their updates, so its requests are not charged its `Lane.units`."""
 
     def flush(self, numbers: Iterable[int]) -> None:
         for number in numbers:
@@ -290,8 +314,13 @@ class _Heat:
             if self.requests[number]:
                 requests = scope.bucket_shares[number] * self.requests[number]
                 grid[0, self.column] += requests
-                grid[1, self.column] += requests * lane.units
+                if number not in self.growing:
+                    grid[1, self.column] += requests * lane.units
                 self.requests[number] = 0.0
+            charged = self.charged[number]
+            if isinstance(charged, np.ndarray):
+                grid[1, self.column] += charged[scope.bucket_partition] * scope.spread[number]
+                self.charged[number] = 0.0
             refused = self.refused[number]
             if isinstance(refused, np.ndarray):
                 grid[2, self.column] += refused[scope.bucket_partition] * scope.spread[number]
@@ -356,9 +385,11 @@ def simulate(
     # Lanes by scope; each lane remembers its pattern.
     scopes: dict[tuple[str, str | None, str], _Scope] = {}
     lane_list: list[tuple[int, Lane]] = []
+    places: list[tuple[str, int]] = []  # (pattern, place in its demand's lanes)
     for i, demand in enumerate(demands):
-        for lane in demand.lanes:
+        for place, lane in enumerate(demand.lanes):
             lane_list.append((i, lane))
+            places.append((demand.id, place))
     profiles: list[KeyProfile] = [demands[i].profile(lane) for i, lane in lane_list]
     for number, (_, lane) in enumerate(lane_list):
         key = (lane.table, lane.index, lane.kind)
@@ -366,6 +397,19 @@ def simulate(
             scopes[key] = _Scope(lane.table, lane.index, settings.buckets)
         scopes[key].lanes.append((number, lane, profiles[number]))
     lane_keys = [(lane.table, lane.index, lane.kind) for _, lane in lane_list]
+    # Units a touch costs, by partition where a lane's items grow with its updates
+    # (`Lane.growth`): worked out again as its admitted executions grow by `_REGROW`.
+    unit_of: list[float | np.ndarray] = [lane.units for _, lane in lane_list]
+    growing = [number for number, (_, lane) in enumerate(lane_list) if lane.growth]
+    executed = np.zeros(n_patterns)  # admitted executions (attempts), per pattern
+    grown_at = np.zeros(len(lane_list))  # `executed` when a lane's units were worked out
+    grown_on: list[list[int]] = [[] for _ in lane_list]  # and on which partitions
+    fresh_from = np.zeros(len(lane_list))  # `executed` when a lane's keys last moved
+    # A growing lane's units per touch of each of its top keys (`KeyProfile.top`), those
+    # units summed over the requests since they were last reported, and its admitted units.
+    top_units: list[np.ndarray | None] = [None for _ in lane_list]
+    top_charged = [np.zeros(len(profiles[number].top)) for number in growing]
+    charged_units = np.zeros(len(lane_list))
     for number, key in enumerate(lane_keys):
         scopes[key].bucket_shares[number] = profiles[number].shares(scopes[key].bucket_starts)
     time_values = [
@@ -420,12 +464,16 @@ def simulate(
             return
         keys = top.setdefault((lane.table, lane.index), {})
         whole = float(draws.executions(np.asarray([executions]))[0])
-        for text, weight in profiles[number].top:
+        charged = top_charged[growing.index(number)] if lane.growth else None
+        for place, (text, weight) in enumerate(profiles[number].top):
             touches, units = keys.get(text, (0.0, 0.0))
             # A sketch of real traffic counts random draws: so does the simulation.
             drawn = float(draws.touches(whole, np.asarray([weight]))[0])
-            keys[text] = (touches + drawn, units + drawn * lane.units)
+            per_touch = lane.units if charged is None else float(charged[place] / executions)
+            keys[text] = (touches + drawn, units + drawn * per_touch)
         lane_executions[number] = 0.0
+        if charged is not None:
+            charged[:] = 0.0
 
     for second in range(duration):
         now[0] = settings.start + second
@@ -448,6 +496,10 @@ def simulate(
                     scope.starts = []  # the lanes' shares are worked out again
                     scope.bucket_shares[number] = profiles[number].shares(scope.bucket_starts)
                     touch_counts[number] = profiles[number].touches
+                    fresh_from[number] = executed[i]  # new keys: new items
+                    grown_on[number] = []  # their units are worked out again
+                    if lane.growth:
+                        top_charged[growing.index(number)] = np.zeros(len(profiles[number].top))
         row = second % seconds_ahead
         cohorts = pending[row].copy()
         pending[row] = 0.0
@@ -463,6 +515,18 @@ def simulate(
             if starts != scope.starts:
                 heat.flush(n for n, _, _ in scope.lanes)
                 _refresh(scope, starts, returning)
+        for number in growing:
+            i, lane = lane_list[number]
+            # A run at a scale applies scale times the updates: its items grow as it counts.
+            updates = (executed[i] - fresh_from[number]) * settings.scale
+            scope = scopes[lane_keys[number]]
+            if updates > grown_at[number] * (1 + _REGROW) or grown_on[number] != scope.starts:
+                unit_of[number] = _grown_units(
+                    lane, profiles[number], updates, scope.starts, scope.shares[number]
+                )
+                top_weights = np.asarray([weight for _, weight in profiles[number].top])
+                top_units[number] = lane.units_after(top_weights * updates)
+                grown_at[number], grown_on[number] = updates, scope.starts
         # A retried attempt comes back on the partitions of the lane that refused it; the
         # pattern's other lanes (a transaction's other items, a write's index entries) take
         # their retries where new executions go: their keys are not known per partition.
@@ -475,7 +539,7 @@ def simulate(
         for key, scope in scopes.items():
             units = np.zeros(len(scope.starts))
             touches = np.zeros(len(scope.starts))
-            for number, lane, _ in scope.lanes:
+            for number, _, _ in scope.lanes:
                 shares = scope.shares[number]
                 fresh[number] = draws.touches(fresh_drawn[lane_list[number][0]], shares)
                 if several_lanes and elsewhere[number] > 0:
@@ -485,7 +549,7 @@ def simulate(
                 drawn = fresh[number] + back[number] if back_total[number] else fresh[number]
                 lane_drawn[number] = drawn
                 touches += drawn
-                units += drawn * lane.units
+                units += drawn * unit_of[number]
             sampler = _sampler(scope, offered, lane_list)
             bulk = model.admit_bulk(
                 scope.table, scope.index, key[2], units.tolist(), touches.tolist(), sampler=sampler
@@ -549,6 +613,7 @@ def simulate(
                 returning[number].send(rows, came.landed[:, group, i], at)
                 if came.again[group, i] and recorded[number]:
                     heat.refused[number] += came.again[group, i] * at
+        executed += offered - throttled
         per_pattern[0, minute] += offered
         per_pattern[1, minute] += new
         per_pattern[2, minute] += offered - throttled
@@ -560,12 +625,21 @@ def simulate(
             if worst is not None and (demands[i].id, minute) not in reasons:
                 key = lane_keys[worst[0]]
                 bulk, units = refusing[key]
-                words = _words(bulk, scopes[key], units, key[2], model, asked, lane_list)
+                words = _words(bulk, scopes[key], units, key[2], model, asked, lane_list, top_units)
                 reasons[(demands[i].id, minute)] = words
         # Heat, as a run's recorder counts it: each request's key touches once (and its
         # units), and the throttled attempts where they were throttled (`_Heat`).
         heat.requests += new[pattern_of] * recorded
         lane_executions += new[pattern_of] * recorded
+        for place, number in enumerate(growing):
+            i = lane_list[number][0]
+            per_execution = scopes[lane_keys[number]].shares[number] * unit_of[number]
+            charged_units[number] += float((offered - throttled)[i] * per_execution.sum())
+            if recorded[number]:
+                heat.charged[number] = heat.charged[number] + new[i] * per_execution
+                grown = top_units[number]
+                if grown is not None:
+                    top_charged[place] += new[i] * grown
         for number, key in enumerate(lane_keys):
             if key in refusing and recorded[number]:
                 heat.refused[number] += lane_drawn[number] * refusal[key]
@@ -607,6 +681,7 @@ def simulate(
         top,
         requests=total_requests,
         final=model.snapshot(),
+        grown_units={places[number]: float(charged_units[number]) for number in growing},
     )
     result.wall_s = time.perf_counter() - wall
     return result
@@ -796,16 +871,20 @@ def _words(
     model: PartitionModel,
     offered: np.ndarray,
     lane_list: Sequence[tuple[int, Lane]],
+    top_units: Sequence[np.ndarray | None],
 ) -> str:
-    """Why a keyspace refused demand this second, in words."""
+    """Why a keyspace refused demand this second, in words (``top_units``: a growing lane's
+    units per touch of its top keys, `Lane.growth`)."""
     where = scope.table if scope.index is None else f"{scope.table}/{scope.index}"
     ceiling = 3000.0 if kind == "read" else 1000.0
     if result.partition_limited:
         keys: dict[str, float] = {}
         for number, lane, profile in scope.lanes:
             executions = float(offered[lane_list[number][0]])
-            for text, weight in profile.top[:3]:
-                keys[text] = keys.get(text, 0.0) + executions * weight * lane.units
+            grown = top_units[number]
+            for place, (text, weight) in enumerate(profile.top[:3]):
+                units_per_touch = lane.units if grown is None else float(grown[place])
+                keys[text] = keys.get(text, 0.0) + executions * weight * units_per_touch
         hottest = max(keys.items(), key=lambda item: item[1], default=None)
         if hottest is not None and hottest[1] >= ceiling:
             return (

@@ -106,10 +106,12 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
         failed = sum(r.failed for r in rows) * calls
         admitted = sum(r.admitted for r in rows)
         units: dict[str, dict[str, float]] = {}
-        for lane in demand.lanes:
+        for place, lane in enumerate(demand.lanes):
             slot = units.setdefault(_scope_name(lane.table, lane.index), {"read": 0, "write": 0})
-            touches = demand.profile(lane).touches
-            slot[lane.kind] = round(slot[lane.kind] + admitted * lane.units * touches, 3)
+            charged = result.grown_units.get((demand.id, place))
+            if charged is None:  # its items keep their size: each touch costs its units
+                charged = admitted * lane.units * demand.profile(lane).touches
+            slot[lane.kind] = round(slot[lane.kind] + charged, 3)
         hottest: dict[str, Any] | None = None
         for lane in demand.lanes:
             profile = demand.profile(lane)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
@@ -78,16 +79,33 @@ def test_a_new_on_demand_table_throttles_while_a_ramp_outruns_twice_its_previous
 
 
 def test_the_single_counter_throttles_from_the_first_second_and_no_split_helps() -> None:
+    from loadgen.simulate.demand import pattern_demands
+
     design = load_design(COUNTER, "single")
+    (lane,) = next(
+        d for d in pattern_demands(design, design.generators()) if d.id == "increment"
+    ).lanes
     result = simulate(design, parse_profile(["1650/s for 1h"]), Settings(attempts=1))
     increment = result.patterns["increment"]
-    # One key takes every increment: 1,500 writes/s on a partition that serves 1,000.
-    assert share(increment[0]) == pytest.approx(500 / 1500, rel=0.01)
-    assert share(increment[-1]) == pytest.approx(share(increment[0]), rel=0.01)
+    table = result.scopes[("ph-counter", None)]
+    # One key takes every increment: 1,500 writes/s on a partition that serves 1,000 write
+    # units. Each new counter adds an attribute to GLOBAL_COUNTER, and DynamoDB charges an
+    # update by the larger of the item before and after: an increment's units grow from 1
+    # with the item, so the throttled share grows past the 1/3 of a 1-unit increment.
+    assert lane.units_after(np.zeros(1)).tolist() == [1.0]
+    grown = lane.growth[-1][1]
+    assert grown >= 4  # GLOBAL_COUNTER past 3 KB within the replay's updates
+    units_per_increment = [
+        row.consumed_write / m.admitted for row, m in zip(table, increment, strict=True)
+    ]
+    assert 1 < units_per_increment[0] < grown  # it grows within the first minute
+    assert units_per_increment[-1] == pytest.approx(grown, rel=0.01)
+    assert 500 / 1500 < share(increment[0]) < share(increment[-1])
+    assert share(increment[-1]) == pytest.approx(1 - 1000 / (1500 * grown), rel=0.01)
     heat = build_results(result)["heat"]
     write_lane = next(lane for lane in heat["lanes"] if lane["access"] == "write")
     assert sum(write_lane["throttled_attempts"][0]) > 0  # the first column already throttles
-    partitions = [row.partitions for row in result.scopes[("ph-counter", None)]]
+    partitions = [row.partitions for row in table]
     assert partitions[0] == partitions[-1]  # an hour of heat, and no split
     assert "GLOBAL_COUNTER" in result.first_failures()[0].reason
 
@@ -198,10 +216,15 @@ def test_auto_scaling_follows_a_provisioned_table_up(tmp_path: Path) -> None:
     )
 
 
-def test_a_key_at_its_ceiling_throttles_in_the_seconds_its_draws_pass_it() -> None:
+def test_a_key_at_its_ceiling_throttles_in_the_seconds_its_draws_pass_it(tmp_path: Path) -> None:
     from math import comb
 
-    design = load_design(COUNTER, "single")
+    # The single counter adding 1 to one fixed attribute: `add: {"c{counter}": 1}` would grow
+    # GLOBAL_COUNTER with each new counter, and its increments past 1 unit (`Lane.growth`),
+    # where this test is of a key whose 1-unit draws pass its ceiling in some seconds.
+    data = yaml.safe_load(Path(COUNTER).read_text())
+    data["access_patterns"][0]["add"] = {"n": 1}
+    design = load_design(write_design(tmp_path, data), "single")
     # 1,000 increments/s of 1,100 executions: GLOBAL_COUNTER exactly at its 1,000 write units.
     profile = parse_profile(["1100/s for 10m"])
     even = simulate(design, profile, Settings(attempts=1, fluctuate=False))
@@ -236,3 +259,44 @@ def test_retries_come_back_as_the_standard_mode_waits() -> None:
     assert lands.sum() + same[2] == pytest.approx(1.0)
     assert retries == pytest.approx(1 + same[1])
     assert lands[3].sum() == 0 and lands[2, 2] > 0  # the second retry may come 2 s on
+
+
+def test_an_update_that_adds_drawn_attributes_grows_its_item_and_its_charge() -> None:
+    from loadgen.simulate.demand import pattern_demands
+
+    design = load_design(COUNTER, "single")
+    demands = {d.id: d for d in pattern_demands(design, design.generators())}
+    (lane,) = demands["increment"].lanes
+    # GLOBAL_COUNTER gains a c<k> attribute per new counter: past 1 KB an update costs 2 units
+    # (the emulator charges the larger of the item before and after).
+    assert lane.units_after(np.asarray([0.0, 100.0, 1000.0, 4000.0])).tolist() == pytest.approx(
+        [1.0, 1.0, 2.0, 4.0], abs=0.1
+    )
+    sharded = load_design(COUNTER, "sharded")
+    increment = next(
+        d for d in pattern_demands(sharded, sharded.generators()) if d.id == "increment"
+    )
+    assert all(not lane.growth for lane in increment.lanes)  # ADD n: the item keeps its size
+
+
+def test_a_growing_item_admits_fewer_updates_as_a_run_at_its_scale_grows_it() -> None:
+    design = load_design(COUNTER, "single")
+    result = simulate(design, parse_profile(["1650/s for 60s"]), Settings(scale=0.01, attempts=1))
+    (minute,) = result.patterns["increment"]
+    # 10 units/s at scale 0.01 over 60 s: 600 one-unit updates, but the run's ~500th update
+    # takes the item past 1 KB (a real run: 512 admitted, 606 units).
+    assert minute.admitted * 0.01 == pytest.approx(510, rel=0.05)
+    # The results file charges the grown units too: the operation's units are the table's,
+    # the heat's write units outgrow its requests, and the top key by units counts them.
+    results = build_results(result)
+    (operation,) = [o for o in results["operations"] if o["name"] == "increment"]
+    consumed = sum(row.consumed_write for row in result.scopes[("ph-counter", None)])
+    assert operation["units"]["ph-counter"]["write"] == pytest.approx(consumed)
+    assert consumed > minute.admitted * 1.1
+    heat = {lane["access"]: lane for lane in results["heat"]["lanes"]}
+    requests, units = (sum(map(sum, heat["write"][field])) for field in ("requests", "units"))
+    assert 1.1 < units / requests < 2
+    by_units = next(t for t in results["top_keys"] if t["by"] == "units")
+    (hottest,) = by_units["keys"]
+    assert hottest["key"] == "GLOBAL_COUNTER" and type(hottest["count"]) is float
+    assert hottest["count"] == pytest.approx(units + sum(map(sum, heat["read"]["units"])))
