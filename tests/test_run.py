@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.client.test_client_parity import on_dynamodb_local
-from tests.conftest import TABLES, LaunchRun, need_dynamodb_local
+from tests.conftest import GATED_ENGINE, TABLES, LaunchRun, need_dynamodb_local
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -192,18 +192,16 @@ def test_interrupted_run_still_writes_results(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_default_run_throttles_the_single_counter_but_not_the_sharded_one(tmp_path) -> None:
-    """A default ``loadgen run counter``: the embedded target models DynamoDB's partitions."""
+def test_launch_traffic_throttles_the_single_counter_but_not_the_sharded_one(launch_run) -> None:
+    """The counter at launch traffic (examples/launch/counter.yaml: 1,650 operations/s, no
+    scale, no engine given) on the default engine where Java runs: the embedded target models
+    DynamoDB's partitions at its default scale. The runs are the session's launch runs."""
+    need_dynamodb_local()
     throttled = {}
     for design in ("single", "sharded"):
-        out = tmp_path / f"{design}.json"
-        result = loadgen(
-            "run", "counter", "--design", design, "--rate", "3000", "--duration", "8s",
-            "--out", str(out),
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert "scale 0.1" in result.stdout
-        results = json.loads(out.read_text())
+        run = launch_run("counter", design, GATED_ENGINE)
+        results = launch_results(launch_run, "counter", design, GATED_ENGINE)
+        assert "scale 0.1" in run.stdout
         assert results["run"]["scale"] == 0.1
         assert results["totals"]["requests"] > 100
         throttled[design] = results["totals"]["throttled_attempts"] / results["totals"]["requests"]
@@ -211,7 +209,7 @@ def test_default_run_throttles_the_single_counter_but_not_the_sharded_one(tmp_pa
         answers, totals = results["target_answers"], results["totals"]
         assert answers["throttled"] >= totals["throttled_attempts"]
         assert answers["throttled"] + answers["forwarded"] >= totals["attempts"]
-    # Launch traffic of 3,000 operations/s, offered at the same rate however fast the engine
+    # Launch traffic of 1,650 operations/s, offered at the same rate however fast the engine
     # answers (closed-model users would offer more where it is faster): one key's partition
     # serves 1,000 write units/s and throttles; ten shards carry it.
     assert throttled["single"] > 0.3
