@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +157,59 @@ def launch_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str, 
         return runs[workload, design, engine]
 
     return launch_run
+
+
+# --- runs of a task budget ----------------------------------------------------------------
+
+TASKS = 60
+"""The task budget of a `task_run`: calls of its one user."""
+
+TABLES = {"counter": "ph-counter", "sensor": "ph-sensor", "orders": "ph-orders"}
+"""Each workload's default table; a `task_run` writes to a table of its own, named from it."""
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    """One ``loadgen run`` of one user and a task budget into a table of its own."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    out: Path
+    table: str
+
+    def results(self) -> dict[str, Any]:
+        results: dict[str, Any] = json.loads(self.out.read_text())
+        return results
+
+
+@pytest.fixture(scope="session")
+def task_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., TaskRun]:
+    """``task_run(workload, design, client, *flags)``: one user with a fixed seed and a
+    budget of `TASKS` calls, so that a run sends the same requests in the same order whichever
+    client sends them, into a table of its own; run once a session. The client parity tests
+    compare the two clients' runs; tests/test_run.py judges the boto3 client's runs of each
+    design on DynamoDB Local; each test asserts on the run's own output."""
+    runs: dict[tuple[str, ...], TaskRun] = {}
+
+    def task_run(workload: str, design: str, client: str, *flags: str) -> TaskRun:
+        if (workload, design, client, *flags) not in runs:
+            directory = tmp_path_factory.mktemp(f"task-{workload}-{design}-{client}")
+            out = directory / "results.json"
+            table = f"{TABLES[workload]}-{client}-{uuid.uuid4().hex[:8]}"
+            done = subprocess.run(
+                [sys.executable, "-m", "loadgen", "run", workload, "--design", design,
+                 "--client", client, "--users", "1", "--duration", "120s", "--keys", "40",
+                 "--seed", "7", "--tasks-per-user", str(TASKS), "--table", table,
+                 "--out", str(out), *flags],
+                cwd=ROOT, capture_output=True, text=True, timeout=300,
+            )  # fmt: skip
+            runs[workload, design, client, *flags] = TaskRun(
+                done.returncode, done.stdout, done.stderr, out, table
+            )
+        return runs[workload, design, client, *flags]
+
+    return task_run
 
 
 # --- Prometheus ---------------------------------------------------------------------------

@@ -235,7 +235,9 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
     The sensor workload's by-time design and the orders workload's hot status GSI both
     throttle at the emulator's scale of 0.02 (a partition takes 20 write units/s); with
     botocore's standard retry mode (3 attempts) some calls fail too. Two runs give the
-    workload variable two values to choose between.
+    workload variable two values to choose between. The emulator's engine is moto: the
+    series come from the runs and the partition model, whatever the engine, and moto starts
+    in a second where DynamoDB Local's JVM takes several.
     """
     from tests.conftest import running_prometheus
 
@@ -246,7 +248,7 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
         emulator = subprocess.Popen(
             [
                 sys.executable, "-m", "loadgen", "emulator", "--port", str(ports["emulator"]),
-                "--scale", "0.02",
+                "--scale", "0.02", "--engine", "moto",
             ],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import LaunchRun, need_dynamodb_local
+from tests.client.test_client_parity import on_dynamodb_local
+from tests.conftest import GATED_ENGINE, TABLES, LaunchRun, need_dynamodb_local
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,13 +125,20 @@ def test_designs_on_embedded_target(launch_run, workload, bad, good, scope, engi
 @pytest.mark.slow
 @pytest.mark.dynamodb_local
 @pytest.mark.parametrize(("workload", "bad", "good", "scope"), DESIGNS)
-def test_designs_on_dynamodb_local(tmp_path, dynamodb_local_endpoint, workload, bad, good, scope):
-    bad_results = run_workload(tmp_path, workload, bad, "--endpoint", dynamodb_local_endpoint)
-    good_results = run_workload(tmp_path, workload, good, "--endpoint", dynamodb_local_endpoint)
-    check_results(bad_results, workload, bad)
-    check_results(good_results, workload, good)
-    assert bad_results["run"]["target"] == dynamodb_local_endpoint
-    assert top_share(bad_results, scope) > 2 * top_share(good_results, scope)
+def test_designs_on_dynamodb_local(task_run, dynamodb_local_endpoint, workload, bad, good, scope):
+    """Through ``--endpoint``, on DynamoDB Local, which never throttles: the bad design's hot
+    key still shows in its share. The runs are the session's boto3 runs that the client
+    parity test compares (one user, a fixed seed and task budget, a table of its own)."""
+    shares = {}
+    for design in (bad, good):
+        run = on_dynamodb_local(task_run, dynamodb_local_endpoint, workload, design, "boto3")
+        assert run.returncode == 0, run.stderr[-3000:]
+        check_summary(run.stdout)
+        results = run.results()
+        check_results(results, workload, design)
+        assert results["run"]["target"] == dynamodb_local_endpoint
+        shares[design] = top_share(results, scope.replace(TABLES[workload], run.table, 1))
+    assert shares[bad] > 2 * shares[good], shares
 
 
 def test_other_workload_options_reach_the_workload(tmp_path) -> None:
@@ -184,18 +192,16 @@ def test_interrupted_run_still_writes_results(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_default_run_throttles_the_single_counter_but_not_the_sharded_one(tmp_path) -> None:
-    """A default ``loadgen run counter``: the embedded target models DynamoDB's partitions."""
+def test_launch_traffic_throttles_the_single_counter_but_not_the_sharded_one(launch_run) -> None:
+    """The counter at launch traffic (examples/launch/counter.yaml: 1,650 operations/s, no
+    scale, no engine given) on the default engine where Java runs: the embedded target models
+    DynamoDB's partitions at its default scale. The runs are the session's launch runs."""
+    need_dynamodb_local()
     throttled = {}
     for design in ("single", "sharded"):
-        out = tmp_path / f"{design}.json"
-        result = loadgen(
-            "run", "counter", "--design", design, "--rate", "3000", "--duration", "8s",
-            "--out", str(out),
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr[-3000:]
-        assert "scale 0.1" in result.stdout
-        results = json.loads(out.read_text())
+        run = launch_run("counter", design, GATED_ENGINE)
+        results = launch_results(launch_run, "counter", design, GATED_ENGINE)
+        assert "scale 0.1" in run.stdout
         assert results["run"]["scale"] == 0.1
         assert results["totals"]["requests"] > 100
         throttled[design] = results["totals"]["throttled_attempts"] / results["totals"]["requests"]
@@ -203,7 +209,7 @@ def test_default_run_throttles_the_single_counter_but_not_the_sharded_one(tmp_pa
         answers, totals = results["target_answers"], results["totals"]
         assert answers["throttled"] >= totals["throttled_attempts"]
         assert answers["throttled"] + answers["forwarded"] >= totals["attempts"]
-    # Launch traffic of 3,000 operations/s, offered at the same rate however fast the engine
+    # Launch traffic of 1,650 operations/s, offered at the same rate however fast the engine
     # answers (closed-model users would offer more where it is faster): one key's partition
     # serves 1,000 write units/s and throttles; ten shards carry it.
     assert throttled["single"] > 0.3

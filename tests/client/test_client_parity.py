@@ -22,16 +22,12 @@ first takes its one admitted unit, and concurrent transactions on one item may c
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import uuid
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import TASKS, TaskRun
 
 WORKLOADS = [
     ("counter", "single", ["--mix", "increment=3,read=1"]),
@@ -40,23 +36,24 @@ WORKLOADS = [
     ("sensor", "per-sensor", ["--clock-speed", "0.001"]),
     ("orders", "hot-status", []),
 ]
-TABLES = {"counter": "ph-counter", "sensor": "ph-sensor", "orders": "ph-orders"}
-TASKS = 60
+ON_DYNAMODB_LOCAL = [*WORKLOADS, ("orders", "sharded-status", [])]
+"""On DynamoDB Local, orders' good design too: tests/test_run.py compares it with the bad."""
 
 
-def run(tmp_path: Path, workload: str, design: str, client: str, *extra: str) -> dict[str, Any]:
-    out = tmp_path / f"{workload}-{design}-{client}.json"
-    table = f"{TABLES[workload]}-{client}-{uuid.uuid4().hex[:8]}"
-    result = subprocess.run(
-        [sys.executable, "-m", "loadgen", "run", workload, "--design", design,
-         "--client", client, "--users", "1", "--duration", "120s", "--keys", "40",
-         "--seed", "7", "--tasks-per-user", str(TASKS), "--table", table,
-         "--out", str(out), *extra],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    results: dict[str, Any] = json.loads(out.read_text())
-    results["table"] = table
+def on_dynamodb_local(
+    task_run: Callable[..., TaskRun], endpoint: str, workload: str, design: str, client: str
+) -> TaskRun:
+    """The session's run that `test_same_results_on_dynamodb_local` compares (tests/test_run.py
+    judges its boto3 client's runs of each design, bad against good)."""
+    (extra,) = [e for w, d, e in ON_DYNAMODB_LOCAL if (w, d) == (workload, design)]
+    flags = ["--endpoint", endpoint, "--retry-mode", "none", *extra]
+    return task_run(workload, design, client, *flags)
+
+
+def results_of(run: TaskRun) -> dict[str, Any]:
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = run.results()
+    results["table"] = run.table
     return results
 
 
@@ -97,11 +94,13 @@ def count_items(endpoint: str, table: str) -> int:
 
 @pytest.mark.slow
 @pytest.mark.dynamodb_local
-@pytest.mark.parametrize(("workload", "design", "extra"), WORKLOADS)
-def test_same_results_on_dynamodb_local(tmp_path, dynamodb_local_endpoint, workload, design, extra):
-    flags = ["--endpoint", dynamodb_local_endpoint, "--retry-mode", "none", *extra]
+@pytest.mark.parametrize(("workload", "design"), [(w, d) for w, d, _ in ON_DYNAMODB_LOCAL])
+def test_same_results_on_dynamodb_local(task_run, dynamodb_local_endpoint, workload, design):
+    endpoint = dynamodb_local_endpoint
     outcomes = {
-        client: outcome(run(tmp_path, workload, design, client, *flags), dynamodb_local_endpoint)
+        client: outcome(
+            results_of(on_dynamodb_local(task_run, endpoint, workload, design, client)), endpoint
+        )
         for client in ("boto3", "fast")
     }
     assert outcomes["fast"] == outcomes["boto3"]
@@ -115,7 +114,7 @@ def test_same_results_on_dynamodb_local(tmp_path, dynamodb_local_endpoint, workl
 @pytest.mark.dynamodb_local
 @pytest.mark.parametrize(("workload", "design", "extra"), WORKLOADS)
 def test_same_throttles_through_the_emulator(
-    tmp_path, dynamodb_local_endpoint, workload, design, extra
+    task_run, dynamodb_local_endpoint, workload, design, extra
 ):
     # On demand: the emulator's default for orders, provisioned tables, would add up to more
     # than DynamoDB Local's account limit over the runs of a session.
@@ -123,7 +122,9 @@ def test_same_throttles_through_the_emulator(
     flags += ["--billing-mode", "on-demand"]
     flags += ["--retry-mode", "legacy", "--max-attempts", "2", *extra]
     outcomes = {
-        client: outcome(run(tmp_path, workload, design, client, *flags), dynamodb_local_endpoint)
+        client: outcome(
+            results_of(task_run(workload, design, client, *flags)), dynamodb_local_endpoint
+        )
         for client in ("boto3", "fast")
     }
     assert outcomes["fast"] == outcomes["boto3"]

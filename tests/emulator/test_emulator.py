@@ -639,7 +639,9 @@ def test_command_prints_its_url_first_and_stops_on_sigterm() -> None:
 
 
 def test_embedded_emulator_lifecycle() -> None:
-    with EmbeddedEmulator(scale=0.5) as emulator:
+    # On moto: the emulator's own process is what must go (tests/emulator/test_engines.py
+    # stops an emulator with DynamoDB Local's process tree), and moto starts in a second.
+    with EmbeddedEmulator(scale=0.5, engine="moto") as emulator:
         pid = emulator.pid
         assert emulator.endpoint_url.startswith("http://127.0.0.1:")
         assert client_for(emulator.endpoint_url).list_tables()["TableNames"] is not None

@@ -105,8 +105,10 @@ class EmulatorProcess:
             self.process.wait(timeout=10)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def emulator_process() -> Iterator[EmulatorProcess]:
+    """One ``loadgen emulator`` for the module's tests of it: each hostile input must leave it
+    up and small, and its engine (DynamoDB Local) takes seconds to start."""
     running = EmulatorProcess()
     try:
         yield running

@@ -110,7 +110,9 @@ def test_a_captured_application_replays_with_its_hot_key_and_mix(tmp_path: Path)
 
 def test_the_botocore_hook_records_an_application_with_its_key_schema(tmp_path: Path) -> None:
     path = tmp_path / "app.jsonl.gz"
-    with EmbeddedEmulator() as emulator:
+    # On moto: the hook reads the key schema from DescribeTable and sizes items itself, and
+    # the model charges the units, whatever the engine.
+    with EmbeddedEmulator(engine="moto") as emulator:
         db = _client(emulator.endpoint_url)
         with capture.install(db, path) as recording:
             _application(db, 60)
@@ -159,8 +161,9 @@ def _table_metrics(url: str, table: str) -> tuple[int, float]:
 
 
 def test_prefill_fills_a_running_emulator_and_refuses_a_full_table(tmp_path: Path) -> None:
-    # Partitions of 4 KB: the table's size decides its partition count within seconds.
-    with EmbeddedEmulator(extra_args=["--partition-size", "4KB"]) as emulator:
+    # Partitions of 4 KB: the table's size decides its partition count within seconds. On
+    # moto: the emulator counts the partitions and the bytes, whatever the engine.
+    with EmbeddedEmulator(extra_args=["--partition-size", "4KB"], engine="moto") as emulator:
         url = emulator.endpoint_url
         result = loadgen(
             "prefill", "counter", "--design", "sharded", "--items", "3000", "--endpoint", url
