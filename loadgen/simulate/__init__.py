@@ -6,8 +6,9 @@
     write_results(build_results(result), "simulated.json")   # loadgen report / gate read it
 
 Owns: launch traffic over time (`profile`), what each access pattern asks of each table and
-index key by key (`demand`), the virtual-clock loop that admits a second's demand per
-partition in bulk (`engine`), the timeline, first failures and results file (`output`) and the
+index key by key (`demand`), the virtual-clock loop that admits a second's demand per partition
+in bulk (`engine`), the SDK's retries and where they come back (`retries`), items that grow
+with their updates (`growth`), the timeline, first failures and results file (`output`) and the
 ``loadgen simulate`` command (`command`). Imports `loadgen.model`, `loadgen.design`,
 `loadgen.errors` and the results writer of `loadgen.heat.results`; never Locust, the client,
 the emulator or the workload: no request is sent.

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -46,6 +46,7 @@ from loadgen.model.partitions import (
 )
 from loadgen.model.schema import TableSchema
 from loadgen.simulate.demand import KeyProfile, Lane, PatternDemand, pattern_demands
+from loadgen.simulate.growth import Growing
 from loadgen.simulate.profile import Profile
 from loadgen.simulate.retries import (
     NO_RETRY_INCREMENT,
@@ -55,6 +56,7 @@ from loadgen.simulate.retries import (
     Returning,
     horizon,
     landed,
+    sdk_retries,
 )
 
 __all__ = [
@@ -74,8 +76,6 @@ FAILING_SHARE = 0.01
 """A pattern fails in a minute when more than this share of its attempts is throttled."""
 HEAT_COLUMNS = 900
 """Most heat-matrix columns in the results file: longer simulations widen a column."""
-_REGROW = 0.02
-"""A growing lane's units are worked out again when its keys' updates grow by this share."""
 _RESOLUTIONS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600)
 
 
@@ -256,21 +256,6 @@ def _refresh(scope: _Scope, starts: list[int], returning: Sequence[Returning]) -
             )
 
 
-def _grown_units(
-    lane: Lane, profile: KeyProfile, updates: float, starts: list[int], touches: np.ndarray
-) -> np.ndarray:
-    """Units per touch on each partition (``starts``; the lane's ``touches`` there) of a lane
-    whose items grow, its keys having taken ``updates`` executions' updates (`Lane.growth`):
-    each key's units at its own count, weighted by its touches; keys spread thin are at their
-    first update."""
-    exact = lane.units_after(profile.weights * updates)
-    (first,) = lane.units_after(np.zeros(1))
-    charged = KeyProfile(profile.hashes, profile.weights * exact, profile.spread * first, [])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        units: np.ndarray = np.where(touches > 0, charged.shares(starts) / touches, first)
-    return units
-
-
 def _elsewhere(
     back: np.ndarray, touch_counts: np.ndarray, pattern_of: np.ndarray, patterns: int
 ) -> np.ndarray:
@@ -379,9 +364,7 @@ def simulate(
     mix = np.asarray([d.rate / total_rate for d in demands])
     attempts = settings.attempts
     n_patterns = len(demands)
-    # A throttled transaction is answered TransactionCanceledException, which the SDK does not
-    # retry: the caller gets it at the first attempt.
-    retryable = np.asarray([not d.operation.startswith("Transact") for d in demands], dtype=float)
+    retryable = np.asarray([sdk_retries(d.operation) for d in demands], dtype=float)
     # Lanes by scope; each lane remembers its pattern.
     scopes: dict[tuple[str, str | None, str], _Scope] = {}
     lane_list: list[tuple[int, Lane]] = []
@@ -397,19 +380,14 @@ def simulate(
             scopes[key] = _Scope(lane.table, lane.index, settings.buckets)
         scopes[key].lanes.append((number, lane, profiles[number]))
     lane_keys = [(lane.table, lane.index, lane.kind) for _, lane in lane_list]
-    # Units a touch costs, by partition where a lane's items grow with its updates
-    # (`Lane.growth`): worked out again as its admitted executions grow by `_REGROW`.
+    # Units a touch costs; by partition where a lane's items grow with its updates (`Growing`).
     unit_of: list[float | np.ndarray] = [lane.units for _, lane in lane_list]
-    growing = [number for number, (_, lane) in enumerate(lane_list) if lane.growth]
+    growing = {
+        number: Growing(lane, len(profiles[number].top))
+        for number, (_, lane) in enumerate(lane_list)
+        if lane.growth
+    }
     executed = np.zeros(n_patterns)  # admitted executions (attempts), per pattern
-    grown_at = np.zeros(len(lane_list))  # `executed` when a lane's units were worked out
-    grown_on: list[list[int]] = [[] for _ in lane_list]  # and on which partitions
-    fresh_from = np.zeros(len(lane_list))  # `executed` when a lane's keys last moved
-    # A growing lane's units per touch of each of its top keys (`KeyProfile.top`), those
-    # units summed over the requests since they were last reported, and its admitted units.
-    top_units: list[np.ndarray | None] = [None for _ in lane_list]
-    top_charged = [np.zeros(len(profiles[number].top)) for number in growing]
-    charged_units = np.zeros(len(lane_list))
     for number, key in enumerate(lane_keys):
         scopes[key].bucket_shares[number] = profiles[number].shares(scopes[key].bucket_starts)
     time_values = [
@@ -464,7 +442,7 @@ def simulate(
             return
         keys = top.setdefault((lane.table, lane.index), {})
         whole = float(draws.executions(np.asarray([executions]))[0])
-        charged = top_charged[growing.index(number)] if lane.growth else None
+        charged = growing[number].top_charged if number in growing else None
         for place, (text, weight) in enumerate(profiles[number].top):
             touches, units = keys.get(text, (0.0, 0.0))
             # A sketch of real traffic counts random draws: so does the simulation.
@@ -496,10 +474,8 @@ def simulate(
                     scope.starts = []  # the lanes' shares are worked out again
                     scope.bucket_shares[number] = profiles[number].shares(scope.bucket_starts)
                     touch_counts[number] = profiles[number].touches
-                    fresh_from[number] = executed[i]  # new keys: new items
-                    grown_on[number] = []  # their units are worked out again
-                    if lane.growth:
-                        top_charged[growing.index(number)] = np.zeros(len(profiles[number].top))
+                    if number in growing:
+                        growing[number].keys_moved(executed[i], len(profiles[number].top))
         row = second % seconds_ahead
         cohorts = pending[row].copy()
         pending[row] = 0.0
@@ -515,18 +491,13 @@ def simulate(
             if starts != scope.starts:
                 heat.flush(n for n, _, _ in scope.lanes)
                 _refresh(scope, starts, returning)
-        for number in growing:
-            i, lane = lane_list[number]
-            # A run at a scale applies scale times the updates: its items grow as it counts.
-            updates = (executed[i] - fresh_from[number]) * settings.scale
+        for number, growth in growing.items():
             scope = scopes[lane_keys[number]]
-            if updates > grown_at[number] * (1 + _REGROW) or grown_on[number] != scope.starts:
-                unit_of[number] = _grown_units(
-                    lane, profiles[number], updates, scope.starts, scope.shares[number]
-                )
-                top_weights = np.asarray([weight for _, weight in profiles[number].top])
-                top_units[number] = lane.units_after(top_weights * updates)
-                grown_at[number], grown_on[number] = updates, scope.starts
+            growth.follow(
+                executed[lane_list[number][0]], settings.scale, profiles[number],
+                scope.starts, scope.shares[number],
+            )  # fmt: skip
+            unit_of[number] = growth.units
         # A retried attempt comes back on the partitions of the lane that refused it; the
         # pattern's other lanes (a transaction's other items, a write's index entries) take
         # their retries where new executions go: their keys are not known per partition.
@@ -625,21 +596,19 @@ def simulate(
             if worst is not None and (demands[i].id, minute) not in reasons:
                 key = lane_keys[worst[0]]
                 bulk, units = refusing[key]
+                top_units = {n: g.top_units for n, g in growing.items()}
                 words = _words(bulk, scopes[key], units, key[2], model, asked, lane_list, top_units)
                 reasons[(demands[i].id, minute)] = words
         # Heat, as a run's recorder counts it: each request's key touches once (and its
         # units), and the throttled attempts where they were throttled (`_Heat`).
         heat.requests += new[pattern_of] * recorded
         lane_executions += new[pattern_of] * recorded
-        for place, number in enumerate(growing):
+        for number, growth in growing.items():
             i = lane_list[number][0]
-            per_execution = scopes[lane_keys[number]].shares[number] * unit_of[number]
-            charged_units[number] += float((offered - throttled)[i] * per_execution.sum())
-            if recorded[number]:
-                heat.charged[number] = heat.charged[number] + new[i] * per_execution
-                grown = top_units[number]
-                if grown is not None:
-                    top_charged[place] += new[i] * grown
+            shares = scopes[lane_keys[number]].shares[number]
+            units_seen = growth.charge((offered - throttled)[i], new[i], shares, recorded[number])
+            if units_seen is not None:
+                heat.charged[number] = heat.charged[number] + units_seen
         for number, key in enumerate(lane_keys):
             if key in refusing and recorded[number]:
                 heat.refused[number] += lane_drawn[number] * refusal[key]
@@ -681,7 +650,7 @@ def simulate(
         top,
         requests=total_requests,
         final=model.snapshot(),
-        grown_units={places[number]: float(charged_units[number]) for number in growing},
+        grown_units={places[number]: growth.charged for number, growth in growing.items()},
     )
     result.wall_s = time.perf_counter() - wall
     return result
@@ -713,7 +682,7 @@ def _retries(
     late: np.ndarray,
     tokens: float,
     quota: float,
-    retryable: np.ndarray | None = None,
+    retryable: np.ndarray,
 ) -> _Retried:
     """What this second's throttles bring (see `_Retried`).
 
@@ -739,10 +708,8 @@ def _retries(
     asked = 0.0
     wanting_all = cohorts[: attempts - 1] * refused[: attempts - 1]
     out_of_attempts = np.zeros(n_patterns)
-    unretried = np.zeros(n_patterns)
-    if retryable is not None:
-        unretried = wanting_all.sum(axis=0) * (1.0 - retryable)
-        wanting_all = wanting_all * retryable
+    unretried = wanting_all.sum(axis=0) * (1.0 - retryable)
+    wanting_all = wanting_all * retryable
     # Python floats in the loop: it runs every second, numpy scalars cost more here.
     late_rows = late.tolist()
     for k, row in enumerate(wanting_all.tolist()):
@@ -871,7 +838,7 @@ def _words(
     model: PartitionModel,
     offered: np.ndarray,
     lane_list: Sequence[tuple[int, Lane]],
-    top_units: Sequence[np.ndarray | None],
+    top_units: Mapping[int, np.ndarray | None],
 ) -> str:
     """Why a keyspace refused demand this second, in words (``top_units``: a growing lane's
     units per touch of its top keys, `Lane.growth`)."""
@@ -881,7 +848,7 @@ def _words(
         keys: dict[str, float] = {}
         for number, lane, profile in scope.lanes:
             executions = float(offered[lane_list[number][0]])
-            grown = top_units[number]
+            grown = top_units.get(number)
             for place, (text, weight) in enumerate(profile.top[:3]):
                 units_per_touch = lane.units if grown is None else float(grown[place])
                 keys[text] = keys.get(text, 0.0) + executions * weight * units_per_touch

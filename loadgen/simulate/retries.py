@@ -36,6 +36,7 @@ __all__ = [
     "horizon",
     "landed",
     "landing",
+    "sdk_retries",
 ]
 
 # https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
@@ -59,6 +60,13 @@ _LEVELS = 32
 def _backoff_s(attempt: int) -> float:
     """Longest wait after attempt number ``attempt + 1`` (``attempt`` counts from 0)."""
     return min(2.0**attempt, MAX_BACKOFF_S)
+
+
+def sdk_retries(operation: str) -> bool:
+    """Whether the SDK retries a throttled ``operation``. DynamoDB answers a throttled
+    transaction ``TransactionCanceledException`` (reasons ``ThrottlingError``), which neither
+    retry mode retries: the caller gets it at the first attempt."""
+    return not operation.startswith("Transact")
 
 
 @functools.lru_cache(maxsize=64)
