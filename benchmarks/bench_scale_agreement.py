@@ -113,16 +113,20 @@ def outside(workload: str, scale: float) -> bool:
     return LARGEST_PARTITION_UNITS[workload] > OUTSIDE * PARTITION_WRITE_UNITS * scale
 
 
+def _close(values: list[float], reference: float) -> bool:
+    """Within 10% of ``reference``, or within one percentage point."""
+    spread = max(values) - min(values)
+    return spread <= 0.10 * reference or spread <= 0.01
+
+
 def agree(values: list[float]) -> bool:
     """Within 10% of the largest, or within one percentage point."""
-    spread = max(values) - min(values)
-    return spread <= 0.10 * max(values) or spread <= 0.01
+    return _close(values, max(values))
 
 
 def steady(values: list[float]) -> bool:
     """Whether a scale's repeats agree among themselves (a range within 10% of the median)."""
-    spread = max(values) - min(values)
-    return spread <= 0.10 * statistics.median(values) or spread <= 0.01
+    return _close(values, statistics.median(values))
 
 
 def verdict(cells: list[list[float]], modelled: list[bool]) -> str:
