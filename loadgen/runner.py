@@ -664,14 +664,15 @@ def _target_answers(target: Target) -> dict[str, int] | None:
     """
     if target.scale is None or target.endpoint_url is None:
         return None
-    import urllib.request
-
     from loadgen.emulator.metrics import answered
+    from loadgen.targets import emulator_metrics
 
+    text = emulator_metrics(target.endpoint_url, timeout=5.0, limit=None)
     try:
-        with urllib.request.urlopen(f"{target.endpoint_url}/metrics", timeout=5.0) as reply:
-            return answered(reply.read().decode())
-    except (OSError, ValueError) as e:
+        if text is None:
+            raise ValueError(f"{target.endpoint_url}/metrics did not answer")
+        return answered(text)
+    except ValueError as e:
         log.warning("could not read the emulator's answers from its metrics: %s", e)
         return None
 

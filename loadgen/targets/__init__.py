@@ -2,7 +2,8 @@
 
 Owns: the child-process lifecycle every local target shares, DynamoDB Local (AWS's engine, on
 Java) and moto's server (`local`), and what a probe learns of an endpoint (`probe`, and the
-partition model's scale of a running ``loadgen emulator``, `model_scale`). Imports
+partition model's scale of a running ``loadgen emulator``, `model_scale`, read from the
+``/metrics`` it serves, `emulator_metrics`). Imports
 `loadgen.errors` only.
 """
 
@@ -10,8 +11,16 @@ from loadgen.targets.local import (
     DYNAMODB_LOCAL_NPM_VERSION,
     DynamoDBLocal,
     EmbeddedMoto,
+    emulator_metrics,
     model_scale,
     probe,
 )
 
-__all__ = ["DYNAMODB_LOCAL_NPM_VERSION", "DynamoDBLocal", "EmbeddedMoto", "model_scale", "probe"]
+__all__ = [
+    "DYNAMODB_LOCAL_NPM_VERSION",
+    "DynamoDBLocal",
+    "EmbeddedMoto",
+    "emulator_metrics",
+    "model_scale",
+    "probe",
+]

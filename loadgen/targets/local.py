@@ -45,6 +45,7 @@ __all__ = [
     "DynamoDBLocal",
     "EmbeddedMoto",
     "dynamodb_local_missing",
+    "emulator_metrics",
     "model_scale",
     "probe",
 ]
@@ -127,28 +128,38 @@ MODEL_SCALE_METRIC = "partition_heat_emulator_scale"
 """The gauge in which ``loadgen emulator`` serves its partition model's scale on ``/metrics``."""
 
 
-def model_scale(endpoint_url: str | None, timeout: float = 2.0) -> float | None:
-    """The partition model's scale of a ``loadgen emulator`` at ``endpoint_url`` (which it
-    serves on ``/metrics``); None for any other endpoint, or one that does not answer.
+def emulator_metrics(
+    endpoint_url: str | None, timeout: float = 2.0, limit: int | None = _MAX_PROBE_BODY
+) -> str | None:
+    """The ``/metrics`` text a ``loadgen emulator`` at ``endpoint_url`` serves (its first
+    ``limit`` bytes; None: all); None for an endpoint that is not a URL or does not answer. A
+    proxy from the environment never intercepts a loopback endpoint.
 
     Ask local endpoints only: real DynamoDB has no model and gets no stray requests.
-
-        >>> model_scale("http://127.0.0.1:8000")  # doctest: +SKIP
-        0.1
     """
     parts = urllib.parse.urlsplit(endpoint_url or "")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
     url = urllib.parse.urlunsplit((parts.scheme, parts.netloc, "/metrics", "", ""))
-    # A proxy from the environment must not intercept loopback traffic.
     handlers = [urllib.request.ProxyHandler({})] if _is_loopback(parts.hostname) else []
     opener = urllib.request.build_opener(*handlers)
     try:
         with opener.open(url, timeout=timeout) as response:
-            text = response.read(_MAX_PROBE_BODY).decode("utf-8", "replace")
+            body = response.read() if limit is None else response.read(limit)
+            return str(body.decode("utf-8", "replace"))
     except (OSError, http.client.HTTPException, ValueError):
         return None
-    for line in text.splitlines():
+
+
+def model_scale(endpoint_url: str | None, timeout: float = 2.0) -> float | None:
+    """The partition model's scale of a ``loadgen emulator`` at ``endpoint_url`` (which it
+    serves on ``/metrics``); None for any other endpoint, or one that does not answer.
+
+        >>> model_scale("http://127.0.0.1:8000")  # doctest: +SKIP
+        0.1
+    """
+    text = emulator_metrics(endpoint_url, timeout)
+    for line in (text or "").splitlines():
         name, _, value = line.partition(" ")
         if name == MODEL_SCALE_METRIC:
             try:
