@@ -132,6 +132,8 @@ class Settings:
     figures stay at AWS's."""
 
     def __post_init__(self) -> None:
+        if self.seed < 0:
+            raise ConfigError(f"seed must be 0 or more (got {self.seed!r})")
         if not self.scale > 0:
             raise ConfigError(f"scale must be more than 0 (got {self.scale!r})")
         if not 1 <= self.attempts <= 20:

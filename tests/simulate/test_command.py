@@ -59,6 +59,10 @@ def test_the_sharded_counter_passes(tmp_path: Path) -> None:
         (["simulate", "counter", "--rate", "5", "--duration", "soon"], "'soon'"),
         (["simulate", "counter", "--profile", "PROFILE"], "'0 -> 20k/s in 10m' does not parse"),
         (["simulate", "counter", "--profile", "/nonexistent.yaml"], "/nonexistent.yaml"),
+        (
+            ["simulate", "counter", "--rate", "5", "--duration", "1m", "--seed", "-1"],
+            "seed must be 0 or more (got -1)",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
