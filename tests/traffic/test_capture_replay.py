@@ -162,8 +162,11 @@ def _table_metrics(url: str, table: str) -> tuple[int, float]:
 
 def test_prefill_fills_a_running_emulator_and_refuses_a_full_table(tmp_path: Path) -> None:
     # Partitions of 4 KB: the table's size decides its partition count within seconds. On
-    # moto: the emulator counts the partitions and the bytes, whatever the engine.
-    with EmbeddedEmulator(extra_args=["--partition-size", "4KB"], engine="moto") as emulator:
+    # moto: the emulator counts the partitions and the bytes, whatever the engine. At scale 1
+    # the new table's 4,000 write units/s carry the prefill however fast the engine answers
+    # (at 0.1 a fast engine let it outrun 400 and run out of attempts).
+    args = ["--partition-size", "4KB"]
+    with EmbeddedEmulator(scale=1, extra_args=args, engine="moto") as emulator:
         url = emulator.endpoint_url
         result = loadgen(
             "prefill", "counter", "--design", "sharded", "--items", "3000", "--endpoint", url
