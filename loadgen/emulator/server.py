@@ -28,7 +28,7 @@ import contextlib
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -70,6 +70,7 @@ from loadgen.model.capacity import OperationCost, consumed_capacity_response
 from loadgen.model.partitions import PartitionModel
 from loadgen.model.schema import TableSchema
 from loadgen.model.throttling import Throttle
+from loadgen.refusals import HEADER, header_value
 
 __all__ = [
     "DEFAULT_SHADOW_ITEMS",
@@ -337,8 +338,8 @@ class Emulator:
         throttle = self.model.admit(estimate.charges)
         if throttle is not None:
             if call.operation.startswith("Transact"):
-                return _throttled(_canceled(call, throttle), 400)
-            return _throttled(throttle.error_body(), 400)
+                return _throttled(_canceled(call, throttle), 400, [throttle])
+            return _throttled(throttle.error_body(), 400, [throttle])
         response, parsed = await self._forward(call, estimate)
         actual = self._settle(pricing, estimate, response.status, parsed)
         return _with_capacity(call, response, parsed, actual, whole=whole)
@@ -375,7 +376,7 @@ class Emulator:
             else:
                 throttles.append(throttle)
         if not admitted:  # DynamoDB raises only when no item of a batch could be processed
-            return _throttled(throttles[0].error_body(), 400)
+            return _throttled(throttles[0].error_body(), 400, throttles)
         forwarded = call
         if throttles:
             items = batch_select(call.payload, call.operation, admitted)
@@ -393,7 +394,9 @@ class Emulator:
             # Keys to send again as the client asked for them, projection and all.
             ours = batch_select(asked.payload, call.operation, throttled)
             parsed[field_name] = merge_unprocessed(ours, parsed.get(field_name))
-            return _with_capacity(call, response, parsed, actual, changed=True, whole=whole)
+            reply = _with_capacity(call, response, parsed, actual, changed=True, whole=whole)
+            reply.headers[HEADER] = _causes(throttles)
+            return reply
         return _with_capacity(call, response, parsed, actual, whole=whole)
 
     async def _forward(
@@ -439,8 +442,13 @@ def _canceled(call: _Request, throttle: Throttle) -> dict[str, Any]:
     return transaction_canceled(codes, messages)
 
 
-def _throttled(body: Mapping[str, Any], status: int) -> _Reply:
-    return _Reply(status, dumps(body), throttled=True)
+def _throttled(body: Mapping[str, Any], status: int, throttles: Sequence[Throttle]) -> _Reply:
+    return _Reply(status, dumps(body), {HEADER: _causes(throttles)}, throttled=True)
+
+
+def _causes(throttles: Sequence[Throttle]) -> str:
+    """The `loadgen.refusals.HEADER` naming each throttle's cause beside its wire reason."""
+    return header_value((t.cause, t.reason, t.resource) for t in throttles)
 
 
 def _passthrough(response: BackendResponse) -> _Reply:

@@ -55,7 +55,7 @@ from loadgen.errors import ConfigError
 from loadgen.model.capacity import Charge
 from loadgen.model.hashing import HASH_SPACE, partition_hash
 from loadgen.model.schema import TableSchema
-from loadgen.model.throttling import Limit, Throttle, resource_arn, throttle
+from loadgen.model.throttling import Limit, Throttle, cause_of, resource_arn, throttle
 
 __all__ = [
     "AutoScaling",
@@ -265,7 +265,7 @@ class _Keyspace:
         self.consumed = [0.0, 0.0]
         self.throttled = [0.0, 0.0]
         self.splits = 0
-        self.throttles: dict[tuple[int, Limit], Throttle] = {}
+        self.throttles: dict[tuple[int, Limit, bool], Throttle] = {}
         self.rate = [0.0, 0.0]
         self.size_bytes = 0.0
         self.partition_bytes = model.partition_bytes
@@ -357,8 +357,10 @@ class _Keyspace:
                 full = self.rate[kind] * self.bank_seconds
                 self.tokens[kind] = min(full, self.tokens[kind] + elapsed * self.rate[kind])
 
-    def throttle(self, kind: int, limit: Limit) -> Throttle:
-        cached = self.throttles.get((kind, limit))
+    def throttle(self, kind: int, limit: Limit, *, by_partition: bool = False) -> Throttle:
+        """What the service answers when ``limit`` refuses: a partition's ceiling
+        (``by_partition``) or the keyspace's own capacity, quota or maximum."""
+        cached = self.throttles.get((kind, limit, by_partition))
         if cached is None:
             cached = throttle(
                 table=self.table,
@@ -367,8 +369,9 @@ class _Keyspace:
                 on_demand=self.on_demand,
                 limit=limit,
                 resource=self.arn,
+                cause=cause_of(limit, by_partition=by_partition),
             )
-            self.throttles[(kind, limit)] = cached
+            self.throttles[(kind, limit, by_partition)] = cached
         return cached
 
 
@@ -597,9 +600,8 @@ class PartitionModel:
                 space.throttled[k] += refused
                 refused_any = True
         limit: Limit = "KeyRangeThroughputExceeded" if by_partition else space.limit[k]
-        return BulkAdmission(
-            tuple(admitted), by_partition, space.throttle(k, limit) if refused_any else None
-        )
+        refusal = space.throttle(k, limit, by_partition=by_partition) if refused_any else None
+        return BulkAdmission(tuple(admitted), by_partition, refusal)
 
     def admit(self, charges: Sequence[Charge]) -> Throttle | None:
         """Take every charge, or none of them and say why.
@@ -618,10 +620,12 @@ class PartitionModel:
                 part = space.parts[bisect_right(space.starts, key_hash) - 1]
                 self._refill(part, now)
             if space.tokens[kind] <= _TOKEN_FLOOR:
-                return self._throttled(space, part, kind, space.limit[kind])
+                return self._throttled(space, part, kind, space.limit[kind], by_partition=False)
             if part is not None and part.tokens[0 if self.additive else kind] <= _TOKEN_FLOOR:
                 part.throttled_now = True
-                return self._throttled(space, part, kind, "KeyRangeThroughputExceeded")
+                return self._throttled(
+                    space, part, kind, "KeyRangeThroughputExceeded", by_partition=True
+                )
             taken.append((space, part, kind, charge.units, key_hash))
         for space, part, kind, units, key_hash in taken:
             self._take(space, part, kind, units)
@@ -723,12 +727,18 @@ class PartitionModel:
                 part.sample[slot] = key_hash
 
     def _throttled(
-        self, space: _Keyspace, part: _Partition | None, kind: int, limit: Limit
+        self,
+        space: _Keyspace,
+        part: _Partition | None,
+        kind: int,
+        limit: Limit,
+        *,
+        by_partition: bool,
     ) -> Throttle:
         space.throttled[kind] += 1
         if part is not None:
             part.throttled[kind] += 1
-        return space.throttle(kind, limit)
+        return space.throttle(kind, limit, by_partition=by_partition)
 
     def _roll(self, space: _Keyspace, second: int) -> None:
         """Close the keyspace's current second: heat, splits, on-demand growth, auto scaling."""

@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["Limit", "Throttle", "resource_arn", "throttle"]
+from loadgen.refusals import Cause
+
+__all__ = ["Cause", "Limit", "Throttle", "cause_of", "resource_arn", "throttle"]
 
 Limit = Literal[
     "KeyRangeThroughputExceeded",
@@ -52,6 +54,9 @@ class Throttle:
     """ARN of the table or index throttled."""
     exception: str
     message: str
+    cause: Cause = "partition"
+    """Which limit of the model refused (`loadgen.refusals`): the wire reason alone does not
+    tell a hot partition from an on-demand table that has not grown to its demand."""
 
     def error_body(self) -> dict[str, Any]:
         """The JSON body of DynamoDB's HTTP 400 for this throttle."""
@@ -72,10 +77,31 @@ def resource_arn(region: str, account: str, table: str, index: str | None = None
     return arn if index is None else f"{arn}/index/{index}"
 
 
+def cause_of(limit: Limit, *, by_partition: bool) -> Cause:
+    """The model's cause of a throttle: a partition's ceiling, or the keyspace's ``limit``
+    (``KeyRangeThroughputExceeded`` of a whole on-demand table is its current capacity)."""
+    if by_partition:
+        return "partition"
+    return {
+        "KeyRangeThroughputExceeded": "capacity",
+        "ProvisionedThroughputExceeded": "provisioned",
+        "AccountLimitExceeded": "account",
+        "MaxOnDemandThroughputExceeded": "maximum",
+    }[limit]  # type: ignore[return-value]
+
+
 def throttle(
-    *, table: str, index: str | None, kind: str, on_demand: bool, limit: Limit, resource: str
+    *,
+    table: str,
+    index: str | None,
+    kind: str,
+    on_demand: bool,
+    limit: Limit,
+    resource: str,
+    cause: Cause | None = None,
 ) -> Throttle:
-    """The throttle DynamoDB reports when ``limit`` stops a ``kind`` ("read", "write") request."""
+    """The throttle DynamoDB reports when ``limit`` stops a ``kind`` ("read", "write") request;
+    ``cause`` defaults to the keyspace's own limit (`cause_of`)."""
     # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/troubleshooting-throttling-diagnostics.html
     reason = f"{'Table' if index is None else 'Index'}{kind.capitalize()}{limit}"
     return Throttle(
@@ -87,4 +113,5 @@ def throttle(
         resource=resource,
         exception="ThrottlingException" if on_demand else "ProvisionedThroughputExceededException",
         message=ON_DEMAND_MESSAGE if on_demand else PROVISIONED_MESSAGE,
+        cause=cause if cause is not None else cause_of(limit, by_partition=False),
     )

@@ -203,6 +203,11 @@ def test_hot_key_is_held_to_its_partition_ceiling_while_cold_keys_pass(
             "resource": f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/{table}",
         }
     ]
+    # Beside DynamoDB's reason, the model's cause: this partition's ceiling.
+    assert error.response["ResponseMetadata"]["HTTPHeaders"]["x-partition-heat-throttle"] == (
+        "partition TableWriteKeyRangeThroughputExceeded "
+        f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/{table}"
+    )
     # The hot partition is exhausted; keys on the other partitions still pass.
     hot = bucket_of("hot", PARTITIONS)
     cold = [f"cold-{i}" for i in range(60) if bucket_of(f"cold-{i}", PARTITIONS) != hot][:20]
@@ -268,6 +273,8 @@ def test_gsi_short_of_write_capacity_throttles_base_table_writes(
             "resource": f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/{table}/index/by_status",
         }
     ]
+    cause = error.response["ResponseMetadata"]["HTTPHeaders"]["x-partition-heat-throttle"]
+    assert cause.startswith("provisioned IndexWriteProvisionedThroughputExceeded ")
     assert ddb.get_item(TableName=table, Key={"pk": {"S": "b"}}).get("Item") is None
     assert put("c") is None  # not in the index: nothing to write there
     clock.advance(1.0)

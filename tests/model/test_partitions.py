@@ -133,6 +133,7 @@ def test_a_hot_key_is_held_to_its_partition_ceiling_while_cold_keys_pass() -> No
     throttles.append(throttle)
     assert throttle.reason == "TableWriteKeyRangeThroughputExceeded"
     assert throttle.exception == "ProvisionedThroughputExceededException"
+    assert throttle.cause == "partition"
     assert throttle.resource == "arn:aws:dynamodb:us-east-1:000000000000:table/t"
     assert model.admit(write(cold[0])) is None
 
@@ -231,6 +232,7 @@ def test_a_gsi_short_of_write_capacity_throttles_base_table_writes() -> None:
     assert throttle is not None
     assert (throttle.table, throttle.index, throttle.kind) == ("orders", "g", "write")
     assert throttle.reason == "IndexWriteProvisionedThroughputExceeded"
+    assert throttle.cause == "provisioned"
     assert throttle.resource.endswith(":table/orders/index/g")
     assert model.admit(put("k", None)) is None  # not in the index: no back-pressure
 
@@ -264,6 +266,20 @@ def test_on_demand_starts_warm_and_absorbs_twice_its_previous_peak() -> None:
     assert throttle.reason == "TableWriteKeyRangeThroughputExceeded"
     assert throttle.exception == "ThrottlingException"
     assert "throttlingReasons" in throttle.error_body()
+    # The same wire reason as a hot key's; the model knows the table's capacity refused.
+    assert throttle.cause == "capacity"
+
+
+def test_a_hot_key_of_an_on_demand_table_is_its_partition_not_its_capacity() -> None:
+    model, clock = model_with(schema(), scale=0.01)  # 40 write units/s, 10 a partition
+    admitted = run(model, clock, 2, lambda s: [write("hot")] * 30)
+    assert admitted == [10, 10]
+    throttle = model.admit(write("hot"))
+    assert throttle is not None
+    assert (throttle.reason, throttle.cause) == (
+        "TableWriteKeyRangeThroughputExceeded",
+        "partition",
+    )
 
 
 def test_on_demand_growth_stops_at_the_table_quota() -> None:
@@ -274,6 +290,7 @@ def test_on_demand_growth_stops_at_the_table_quota() -> None:
     throttle = model.admit(write("k0"))
     assert throttle is not None
     assert throttle.reason == "TableWriteAccountLimitExceeded"
+    assert throttle.cause == "account"
 
 
 def test_on_demand_maximum_throughput_caps_table_and_index() -> None:
@@ -293,6 +310,7 @@ def test_on_demand_maximum_throughput_caps_table_and_index() -> None:
     throttle = model.admit(read(None, 1))
     assert throttle is not None
     assert throttle.reason == "TableReadMaxOnDemandThroughputExceeded"
+    assert throttle.cause == "maximum"
     index_write = [Charge("t", None, "write", 1, "a"), Charge("t", "g", "write", 10, "x")]
     assert model.admit(index_write) is None
     throttle = model.admit(index_write)

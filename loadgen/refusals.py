@@ -1,0 +1,87 @@
+"""Why a request was refused, in the words every layer shares: the model's causes, and how
+the emulator tells them to a client.
+
+DynamoDB's ``ThrottlingReasons`` (16 values: table or index, read or write, and one limit)
+give one reason, ``...KeyRangeThroughputExceeded``, both for a hot partition and for an
+on-demand table asked for more than its current capacity (its warm throughput, or twice its
+previous peak). The partition model knows which of its limits refused, its *cause*:
+
+- ``partition``: one partition's ceiling (3,000 read, 1,000 write units/s): a hot key or range;
+- ``capacity``: the table's or index's current on-demand capacity (warm throughput, or twice
+  the previous peak);
+- ``provisioned``: provisioned capacity, burst included;
+- ``account``: the per-table on-demand quota (40,000 units/s unless raised);
+- ``maximum``: the table's configured on-demand maximum (``OnDemandThroughput``).
+
+The emulator answers each throttle with DynamoDB's own body and adds the header `HEADER`,
+``cause reason resource`` per refused part of the request (a batch may refuse several), so a
+client learns the cause of a throttled transaction or batch item too, where DynamoDB's body
+names no reason. Against DynamoDB itself no header comes: the cause is `NOT_REPORTED`, and
+the diagnosis reads the spread of the throttles over the key space instead.
+
+Imports nothing of the project: the model, the emulator and the clients all read it.
+
+    >>> header_value([("capacity", "TableWriteKeyRangeThroughputExceeded", "arn:t")])
+    'capacity TableWriteKeyRangeThroughputExceeded arn:t'
+    >>> parse_header('partition IndexWriteKeyRangeThroughputExceeded arn:t/index/g')
+    [('partition', 'IndexWriteKeyRangeThroughputExceeded', 'arn:t/index/g')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+__all__ = [
+    "CAUSES",
+    "HEADER",
+    "NOT_REPORTED",
+    "Cause",
+    "header_value",
+    "parse_header",
+    "scope_of_arn",
+]
+
+Cause = Literal["partition", "capacity", "provisioned", "account", "maximum"]
+
+CAUSES: dict[str, str] = {
+    "partition": "a partition's ceiling",
+    "capacity": "the on-demand capacity it has grown to (warm throughput, or twice its peak)",
+    "provisioned": "its provisioned capacity",
+    "account": "the per-table on-demand quota",
+    "maximum": "its configured on-demand maximum",
+}
+"""Each cause, as the limit it names."""
+
+HEADER = "X-Partition-Heat-Throttle"
+"""Response header in which the emulator names the cause of each throttle it answers."""
+
+NOT_REPORTED = "not reported"
+"""What is said where a target gives no reason or no cause: never a guess."""
+
+
+def header_value(throttles: Iterable[tuple[str, str, str]]) -> str:
+    """The header for (cause, reason, resource) triples, comma-separated."""
+    return ", ".join(" ".join(triple) for triple in throttles)
+
+
+def parse_header(value: str | None) -> list[tuple[str, str, str]]:
+    """(cause, reason, resource) triples from the header; [] for none or a malformed one."""
+    found = []
+    for part in (value or "").split(","):
+        words = part.split()
+        if len(words) == 3 and words[0] in CAUSES:
+            found.append((words[0], words[1], words[2]))
+    return found
+
+
+def scope_of_arn(arn: str | None) -> str | None:
+    """``table`` or ``table/index`` from a table's or index's ARN; None when it is neither.
+
+    >>> scope_of_arn("arn:aws:dynamodb:us-east-1:000000000000:table/ph-orders/index/status")
+    'ph-orders/status'
+    """
+    if not arn or ":table/" not in arn:
+        return None
+    table, _, index = arn.split(":table/", 1)[1].partition("/index/")
+    return f"{table}/{index}" if index else table
