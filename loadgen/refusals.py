@@ -30,6 +30,7 @@ Imports nothing of the project: the model, the emulator and the clients all read
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "HEADER",
     "NOT_REPORTED",
     "Cause",
+    "Refusal",
     "header_value",
     "parse_header",
     "scope_of_arn",
@@ -60,6 +62,24 @@ NOT_REPORTED = "not reported"
 """What is said where a target gives no reason or no cause: never a guess."""
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One throttle of one attempt, in the target's own words; None where it said nothing.
+
+    ``reason`` and ``resource`` are DynamoDB's ``ThrottlingReasons`` (or, for a throttled
+    transaction or batch item, whose body names none, the emulator's header); ``cause`` is the
+    partition model's (`CAUSES`), reported only by the emulator.
+    """
+
+    exception: str
+    """The error code the attempt got (``ThrottlingException``, ...), or
+    ``UnprocessedItems``/``UnprocessedKeys`` for batch items left unprocessed."""
+    reason: str | None = None
+    resource: str | None = None
+    """ARN of the table or index throttled."""
+    cause: str | None = None
+
+
 def header_value(throttles: Iterable[tuple[str, str, str]]) -> str:
     """The header for (cause, reason, resource) triples, comma-separated."""
     return ", ".join(" ".join(triple) for triple in throttles)
@@ -75,13 +95,13 @@ def parse_header(value: str | None) -> list[tuple[str, str, str]]:
     return found
 
 
-def scope_of_arn(arn: str | None) -> str | None:
-    """``table`` or ``table/index`` from a table's or index's ARN; None when it is neither.
+def scope_of_arn(arn: str | None) -> tuple[str, str | None] | None:
+    """(table, index or None) from a table's or index's ARN; None when it is neither.
 
     >>> scope_of_arn("arn:aws:dynamodb:us-east-1:000000000000:table/ph-orders/index/status")
-    'ph-orders/status'
+    ('ph-orders', 'status')
     """
     if not arn or ":table/" not in arn:
         return None
     table, _, index = arn.split(":table/", 1)[1].partition("/index/")
-    return f"{table}/{index}" if index else table
+    return (table, index or None)

@@ -55,9 +55,11 @@ def test_workloads_import_only_the_public_surface(path: Path) -> None:
     assert imported <= allowed, imported
 
 
-def test_at_most_eight_modules_sit_directly_in_the_package() -> None:
+def test_at_most_nine_modules_sit_directly_in_the_package() -> None:
+    # The entry points (cli, runner, __main__, the CLI reference, the config file, the public
+    # capture hook) and the vocabularies every layer shares: errors and refusals.
     top = sorted(p.name for p in (ROOT / "loadgen").glob("*.py"))
-    assert len(top) <= 8, top
+    assert len(top) <= 9, top
 
 
 def test_every_subpackage_says_what_it_owns() -> None:

@@ -3,8 +3,10 @@
 Owns: the call contract and its one request event (`base`), the boto3 transport (`boto`), the
 fast transport on geventhttpclient (`fast`) with its SigV4 signer (`sigv4`) and botocore's retry
 modes (`retries`), and which credentials a client signs with (`credentials`: local ones for a
-local engine when none are configured). Imports `loadgen.errors` only: no model, emulator, heat
-or verdict. The base imports no transport; `make_client` below is the one place that names them.
+local engine when none are configured). Each call's context carries what the target said of
+its refusals (`refusals_of`: throttling reasons, the emulator's causes, cancellation reasons).
+Imports `loadgen.errors` and `loadgen.refusals` only: no model, emulator, heat or verdict.
+The base imports no transport; `make_client` below is the one place that names them.
 
     client = make_client("fast", environment, endpoint_url="http://127.0.0.1:8000")
 """
@@ -20,8 +22,10 @@ from loadgen.client.base import (
     BaseDynamoClient,
     DynamoDBError,
     Outcome,
+    Refusal,
     RetryPolicy,
     is_throttle,
+    refusals_of,
 )
 from loadgen.client.boto import DynamoClient
 from loadgen.errors import ConfigError
@@ -34,9 +38,11 @@ __all__ = [
     "DynamoClient",
     "DynamoDBError",
     "Outcome",
+    "Refusal",
     "RetryPolicy",
     "is_throttle",
     "make_client",
+    "refusals_of",
 ]
 
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import botocore.config
@@ -24,6 +24,8 @@ import botocore.exceptions
 from locust.exception import RescheduleTask
 
 from loadgen.errors import ConfigError
+from loadgen.refusals import HEADER as CAUSE_HEADER
+from loadgen.refusals import Refusal, parse_header
 
 __all__ = [
     "CLIENTS",
@@ -32,9 +34,12 @@ __all__ = [
     "BaseDynamoClient",
     "DynamoDBError",
     "Outcome",
+    "Refusal",
     "RetryPolicy",
+    "cancellation_codes",
     "intended_start",
     "is_throttle",
+    "refusals_of",
 ]
 
 THROTTLE_CODES = frozenset(
@@ -124,6 +129,61 @@ def is_throttle(parsed: dict[str, Any]) -> bool:
     return False
 
 
+def refusals_of(parsed: Mapping[str, Any], headers: Mapping[str, Any] | None) -> list[Refusal]:
+    """The throttles of one attempt: its parsed response (botocore's shape) and HTTP headers.
+
+    A throttled attempt gives at least one `Refusal` (with nothing reported where the body
+    names no reason); a successful batch whose items the emulator left unprocessed gives one
+    per throttle its header names; any other answer gives none.
+    """
+    told = parse_header(_header(headers, CAUSE_HEADER))
+    if not is_throttle(dict(parsed)):
+        if told and (parsed.get("UnprocessedItems") or parsed.get("UnprocessedKeys")):
+            field = "UnprocessedKeys" if parsed.get("UnprocessedKeys") else "UnprocessedItems"
+            return [Refusal(field, reason, resource, cause) for cause, reason, resource in told]
+        return []
+    code = str((parsed.get("Error") or {}).get("Code") or "")
+    given = parsed.get("ThrottlingReasons") or parsed.get("throttlingReasons") or []
+    causes: dict[tuple[Any, Any], str] = {
+        (reason, resource): cause for cause, reason, resource in told
+    }
+    found = [
+        Refusal(
+            code,
+            entry.get("reason"),
+            entry.get("resource"),
+            causes.pop((entry.get("reason"), entry.get("resource")), None),
+        )
+        for entry in given
+        if isinstance(entry, Mapping)
+    ]
+    # A throttled transaction names no reason in its body: the emulator's header does.
+    found += [
+        Refusal(code, reason, resource, cause) for (reason, resource), cause in causes.items()
+    ]
+    return found or [Refusal(code)]
+
+
+def cancellation_codes(parsed: Mapping[str, Any]) -> list[str]:
+    """The codes of a cancelled transaction's ``CancellationReasons``, ``None`` left out:
+    ``["ConditionalCheckFailed"]``, ``["TransactionConflict"]``, ``["ThrottlingError"]``..."""
+    reasons = parsed.get("CancellationReasons") or []
+    return [
+        str(r.get("Code"))
+        for r in reasons
+        if isinstance(r, Mapping) and r.get("Code") not in (None, "None")
+    ]
+
+
+def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
+    if not headers:
+        return None
+    value = headers.get(name)
+    if value is None:
+        value = headers.get(name.lower())
+    return value if isinstance(value, str) else None
+
+
 class DynamoDBError(RescheduleTask):
     """A call's final failure, named by its error code so Locust groups failures by code.
 
@@ -154,6 +214,8 @@ class Outcome:
     error: DynamoDBError | None = None
     first_attempt_throttled: bool = False
     """The first attempt was throttled (retries aside: what the offered load met)."""
+    refusals: list[Refusal] = field(default_factory=list)
+    """Every throttle of every attempt, as the target gave it (`refusals_of`)."""
 
 
 class BaseDynamoClient:
@@ -232,6 +294,15 @@ class BaseDynamoClient:
             "first_attempt_throttled": outcome.first_attempt_throttled,
             "unprocessed": _unprocessed_count(outcome.response),
             "error_code": outcome.error.code if outcome.error else None,
+            # What the target said: each throttle's reason and cause, the final error's
+            # message and a cancelled transaction's reasons.
+            "refusals": outcome.refusals,
+            "error_message": outcome.error.message if outcome.error else None,
+            "cancellation_codes": (
+                cancellation_codes(outcome.error.response)
+                if outcome.error is not None and outcome.error.response
+                else []
+            ),
             # From sending to the answer; the response time counts from the intended start.
             "service_time_ms": service_time_ms,
             # The call's parameters (not copied): capacity computed from item sizes needs them.

@@ -10,7 +10,15 @@ import boto3
 import botocore.exceptions
 from botocore import xform_name
 
-from loadgen.client.base import BaseDynamoClient, DynamoDBError, Outcome, RetryPolicy, is_throttle
+from loadgen.client.base import (
+    BaseDynamoClient,
+    DynamoDBError,
+    Outcome,
+    Refusal,
+    RetryPolicy,
+    is_throttle,
+    refusals_of,
+)
 from loadgen.client.credentials import session_for
 
 __all__ = ["DynamoClient"]
@@ -22,6 +30,7 @@ class _Attempts(threading.local):
     attempts = 0
     throttled = 0
     first_throttled = False
+    refusals: list[Refusal] = []
 
 
 class DynamoClient(BaseDynamoClient):
@@ -70,15 +79,21 @@ class DynamoClient(BaseDynamoClient):
         **kwargs: Any,
     ) -> None:
         self._attempts.attempts = attempts
-        if response is not None and is_throttle(response[1]):
+        if response is None:
+            return
+        parsed = response[1]
+        if is_throttle(parsed):
             self._attempts.throttled += 1
             self._attempts.first_throttled |= attempts == 1
+        headers = (parsed.get("ResponseMetadata") or {}).get("HTTPHeaders")
+        self._attempts.refusals += refusals_of(parsed, headers)
 
     def _send(self, operation: str, params: dict[str, Any]) -> Outcome:
         method = getattr(self.botocore, xform_name(operation))
         self._attempts.attempts = 0
         self._attempts.throttled = 0
         self._attempts.first_throttled = False
+        self._attempts.refusals = []
         response: dict[str, Any] = {}
         error: DynamoDBError | None = None
         try:
@@ -90,5 +105,10 @@ class DynamoClient(BaseDynamoClient):
             error = DynamoDBError(type(e).__name__, str(e))
         attempts = max(self._attempts.attempts, 1)
         return Outcome(
-            response, attempts, self._attempts.throttled, error, self._attempts.first_throttled
+            response,
+            attempts,
+            self._attempts.throttled,
+            error,
+            self._attempts.first_throttled,
+            self._attempts.refusals,
         )

@@ -56,13 +56,16 @@ from loadgen.client.base import (
     BaseDynamoClient,
     DynamoDBError,
     Outcome,
+    Refusal,
     RetryPolicy,
     is_throttle,
+    refusals_of,
 )
 from loadgen.client.credentials import session_for
 from loadgen.client.retries import Attempt, RetryStrategy, retry_strategy
 from loadgen.client.sigv4 import SigV4Signer, amz_date, canonical_path, host_header
 from loadgen.errors import CredentialsError
+from loadgen.refusals import HEADER as CAUSE_HEADER
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
@@ -174,13 +177,19 @@ class FastDynamoClient(BaseDynamoClient):
         scratch: dict[str, Any] = {}
         attempts = throttled = 0
         first_throttled = False
+        refusals: list[Refusal] = []
         while True:
             attempts += 1
             strategy.before_attempt()
-            attempt, parsed, error = self._attempt(target, body)
+            attempt, parsed, error, cause = self._attempt(target, body)
             if error is not None and error.response is not None and is_throttle(error.response):
                 throttled += 1
                 first_throttled = first_throttled or attempts == 1
+            told = {CAUSE_HEADER: cause} if cause is not None else None
+            if error is not None and error.response is not None:
+                refusals += refusals_of(error.response, told)
+            elif told is not None:  # a batch's items the emulator left unprocessed
+                refusals += refusals_of(parsed, told)
             delay = strategy.retry_delay(attempts, attempt, scratch)
             if delay is None:
                 break
@@ -189,14 +198,15 @@ class FastDynamoClient(BaseDynamoClient):
         if attempt.crc32_mismatch and error is None and strategy.checksum_error_on_last_attempt:
             error = DynamoDBError("ChecksumError", "CRC32 of the response body does not match")
         if error is not None:
-            return Outcome({}, attempts, throttled, error, first_throttled)
+            return Outcome({}, attempts, throttled, error, first_throttled, refusals)
         parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
-        return Outcome(parsed, attempts, throttled, None, first_throttled)
+        return Outcome(parsed, attempts, throttled, None, first_throttled, refusals)
 
     def _attempt(
         self, target: str, body: bytes
-    ) -> tuple[Attempt, dict[str, Any], DynamoDBError | None]:
-        """Send one signed request; never raises for a DynamoDB or transport failure."""
+    ) -> tuple[Attempt, dict[str, Any], DynamoDBError | None, str | None]:
+        """Send one signed request; never raises for a DynamoDB or transport failure. Also
+        returns the emulator's throttle header (`loadgen.refusals.HEADER`), if any."""
         headers = {
             "Host": self._host,
             "Content-Type": JSON_CONTENT_TYPE,
@@ -218,10 +228,12 @@ class FastDynamoClient(BaseDynamoClient):
             status = response.status_code
             checksum = response.get("x-amz-crc32")
             request_id = response.get("x-amzn-requestid")
+            cause = response.get(CAUSE_HEADER)
         except Exception as exc:  # the transport's failures are reported, never raised
             name = transport_error_name(exc)
             error = DynamoDBError(name, f"{self.endpoint_url}: {exc or type(exc).__name__}")
-            return Attempt(None, transport_error=name), {}, error
+            return Attempt(None, transport_error=name), {}, error, None
+        cause = cause if isinstance(cause, str) else None
         mismatch = isinstance(checksum, str) and (zlib.crc32(data) & 0xFFFFFFFF) != int(checksum)
         metadata = {
             "RequestId": request_id if isinstance(request_id, str) else "",
@@ -235,7 +247,7 @@ class FastDynamoClient(BaseDynamoClient):
             if not isinstance(parsed, dict):
                 parsed = {}
             parsed["ResponseMetadata"] = metadata
-            return Attempt(status, crc32_mismatch=mismatch), parsed, None
+            return Attempt(status, crc32_mismatch=mismatch), parsed, None, cause
         parsed = parse_error(status, data)
         parsed["ResponseMetadata"] = metadata
         error_info = parsed["Error"]
@@ -244,6 +256,7 @@ class FastDynamoClient(BaseDynamoClient):
             Attempt(status, code, crc32_mismatch=mismatch),
             {},
             DynamoDBError(code, error_info["Message"], parsed),
+            cause,
         )
 
 

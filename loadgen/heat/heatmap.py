@@ -49,6 +49,7 @@ from loadgen.heat.sketch import HeavyHitter, SpaceSaving
 from loadgen.model.hashing import bucket_of, key_hasher
 from loadgen.model.index_writes import index_writes, writes_indexes
 from loadgen.model.schema import TableSchema
+from loadgen.refusals import scope_of_arn
 
 __all__ = [
     "DEFAULT_BUCKETS",
@@ -322,7 +323,6 @@ class HeatMap:
         table = context["table"]
         index = context.get("index")
         access = "read" if operation in consumed.READ_OPERATIONS else "write"
-        throttled = float(context.get("throttled_attempts") or 0)
         keys = context.get("partition_keys") or (context.get("partition_key"),)
         given = context.get("index_keys")
         if given:
@@ -332,20 +332,21 @@ class HeatMap:
             index_keys = self._index_keys(operation, context)
         else:
             index_keys = _NO_INDEX_KEYS
+        throttled = _throttled_by_scope(context, (table, index), index_keys)
         source = self.config.capacity_source
         reported = context.get("consumed_capacity")
         if source == "computed" or (source == "auto" and not reported):
-            self._touch(table, index, access, keys, 0.0, throttled, tally)
-            for (scope_table, index_name), ikeys in index_keys.items():
-                self._touch(scope_table, index_name, "write", ikeys, 0.0, throttled, tally)
+            self._touch(table, index, access, keys, 0.0, throttled.get((table, index), 0), tally)
+            for scope, ikeys in index_keys.items():
+                self._touch(scope[0], scope[1], "write", ikeys, 0.0, throttled.get(scope, 0), tally)
             self._charge(operation, context, response or {}, tally)
         elif type(reported) is dict and reported.get("TableName") == table and _whole(reported):
             # The usual answer to ReturnConsumedCapacity=TOTAL (or INDEXES of a table without
             # indexes): one figure for one table.
             units = float(reported.get("CapacityUnits") or 0.0)
-            self._touch(table, index, access, keys, units, throttled, tally)
-            for (scope_table, index_name), ikeys in index_keys.items():
-                self._touch(scope_table, index_name, "write", ikeys, 0.0, throttled, tally)
+            self._touch(table, index, access, keys, units, throttled.get((table, index), 0), tally)
+            for scope, ikeys in index_keys.items():
+                self._touch(scope[0], scope[1], "write", ikeys, 0.0, throttled.get(scope, 0), tally)
         else:
             self._record_breakdown(
                 operation, reported, table, index, access, keys, throttled, index_keys, tally
@@ -371,7 +372,7 @@ class HeatMap:
         index: str | None,
         access: str,
         keys: Any,
-        throttled: float,
+        throttled: Mapping[tuple[str, str | None], float],
         index_keys: Mapping[tuple[str, str | None], Any],
         tally: ScopeTally | None,
     ) -> None:
@@ -397,11 +398,10 @@ class HeatMap:
                 for kind, spent in (("read", read), ("write", write)):
                     if spent:
                         extra.append((scope_table, scope_index, kind, (None,), spent))
-        self._touch(table, index, access, keys, main, throttled, tally)
+        self._touch(table, index, access, keys, main, throttled.get((table, index), 0), tally)
         for scope, ikeys in index_keys.items():
-            self._touch(
-                scope[0], scope[1], "write", ikeys, per_index.get(scope, 0.0), throttled, tally
-            )
+            spent = per_index.get(scope, 0.0)
+            self._touch(scope[0], scope[1], "write", ikeys, spent, throttled.get(scope, 0), tally)
         for scope_table, scope_index, kind, scope_keys, spent in extra:
             self._touch(scope_table, scope_index, kind, scope_keys, spent, 0.0, tally, count=False)
 
@@ -697,3 +697,32 @@ def _dense(sparse: list[float], size: int) -> list[float]:
 
 def _number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else round(value, 6)
+
+
+def _throttled_by_scope(
+    context: Mapping[str, Any],
+    own: tuple[str, str | None],
+    index_keys: Mapping[tuple[str, str | None], Any],
+) -> dict[tuple[str, str | None], float]:
+    """A call's throttled attempts per table or index: where each refusal's resource says
+    (a GSI short of write capacity refuses the table's write: its own keys take the heat),
+    else on the call's own table or index, as a target that names no resource leaves it."""
+    refusals = context.get("refusals")
+    attempts = float(context.get("throttled_attempts") or 0)
+    if not attempts:
+        return {}
+    if not refusals:
+        return {own: attempts}
+    found: dict[tuple[str, str | None], float] = {}
+    for refusal in refusals:
+        if refusal.exception.startswith("Unprocessed"):
+            continue  # a batch item left over is counted as unprocessed, not as an attempt
+        scope = scope_of_arn(refusal.resource)
+        if scope is None or (scope != own and scope not in index_keys):
+            scope = own
+        found[scope] = found.get(scope, 0.0) + 1.0
+    named = sum(found.values())
+    if not named:
+        return {own: attempts}
+    # A refused batch names each refused part: shares of its attempts, not more of them.
+    return {scope: attempts * n / named for scope, n in found.items()}

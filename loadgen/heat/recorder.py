@@ -20,8 +20,17 @@ from typing import Any
 from loadgen.errors import ConfigError
 from loadgen.heat.heatmap import HeatConfig, HeatMap, ScopeTally
 from loadgen.heat.load import LoadLedger
+from loadgen.refusals import NOT_REPORTED, scope_of_arn
 
-__all__ = ["LATENCY_BUCKETS_S", "LatencyHistogram", "OperationCounts", "RunRecorder", "key_scope"]
+__all__ = [
+    "LATENCY_BUCKETS_S",
+    "MESSAGES_PER_CODE",
+    "LatencyHistogram",
+    "OperationCounts",
+    "RunRecorder",
+    "key_scope",
+    "makes_heat",
+]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +40,33 @@ LATENCY_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.
 """Upper bounds of the latency histogram buckets: DynamoDB answers in single-digit
 milliseconds, a throttled call retried by the SDK takes up to seconds."""
 _BOUNDS_MS = tuple(bound * 1000.0 for bound in LATENCY_BUCKETS_S)
+
+
+MESSAGES_PER_CODE = 5
+"""Distinct messages kept per error code and pattern; more are counted as `OTHER_MESSAGES`
+(a message may carry an item's values: its variety must not grow the results)."""
+OTHER_MESSAGES = "(other messages)"
+
+# Errors after which the request reached the item's partition: a throttle, a failed
+# condition, a cancelled transaction. Any other (a ValidationException, a missing table, a
+# broken connection) was refused before any work: it makes no heat and costs nothing.
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html
+_WORKED_ERRORS = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "ConditionalCheckFailedException",
+        "TransactionCanceledException",
+        "TransactionConflictException",
+    }
+)
+_NOT_REPORTED = ""  # a reason, resource or cause the target did not give
+
+
+def makes_heat(error_code: str | None) -> bool:
+    """Whether a call ending in ``error_code`` (None: it succeeded) touched its partitions."""
+    return error_code is None or error_code in _WORKED_ERRORS
 
 
 def key_scope(table: str, index: str | None) -> str:
@@ -94,6 +130,22 @@ class OperationCounts:
     failures: Counter[str] = field(default_factory=Counter)
     latency: LatencyHistogram = field(default_factory=LatencyHistogram)
     tally: ScopeTally = field(default_factory=ScopeTally)
+    throttles: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
+    """Throttled attempts (and batch items left unprocessed) by what the target said:
+    (exception, reason, resource ARN, the model's cause), ``""`` where it said nothing."""
+    final_throttles: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
+    """Calls that finally failed on a throttle, by its last refusal."""
+    messages: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Final errors by (code, the target's message), `MESSAGES_PER_CODE` messages a code."""
+    cancellations: Counter[str] = field(default_factory=Counter)
+    """Cancelled transactions' reasons by code (``ConditionalCheckFailed``, ...), one count
+    per action cancelled for it."""
+    looked: int = 0
+    """Items a read asked for (a GetItem one, a BatchGetItem its keys, a Query one page)."""
+    found: int = 0
+    """Of those, the ones that found an item (a Query: a page with any)."""
+    rejected: int = 0
+    """Calls refused before any work (`makes_heat`): no heat, no units."""
 
     def merge(self, other: OperationCounts) -> None:
         self.requests += other.requests
@@ -105,6 +157,53 @@ class OperationCounts:
         self.failures.update(other.failures)
         self.latency.merge(other.latency)
         self.tally.merge(other.tally)
+        self.throttles.update(other.throttles)
+        self.final_throttles.update(other.final_throttles)
+        for (code, message), n in other.messages.items():
+            self.add_message(code, message, n)
+        self.cancellations.update(other.cancellations)
+        self.looked += other.looked
+        self.found += other.found
+        self.rejected += other.rejected
+
+    def add_message(self, code: str, message: str, n: int = 1) -> None:
+        """Count a final error's message, keeping `MESSAGES_PER_CODE` distinct ones a code."""
+        key = (code, message)
+        if key not in self.messages:
+            kept = sum(1 for c, m in self.messages if c == code and m != OTHER_MESSAGES)
+            if kept >= MESSAGES_PER_CODE and message != OTHER_MESSAGES:
+                key = (code, OTHER_MESSAGES)
+        self.messages[key] += n
+
+    def throttle_rows(self) -> list[dict[str, Any]]:
+        """Throttles by reason, most attempts first, as the results file keeps them."""
+        rows = []
+        for (exception, reason, resource, cause), attempts in self.throttles.most_common():
+            scope = scope_of_arn(resource) if resource else None
+            rows.append(
+                {
+                    "reason": reason or NOT_REPORTED,
+                    "scope": key_scope(*scope) if scope else None,
+                    "cause": cause or NOT_REPORTED,
+                    # The partition model's own refusal, told by the emulator; else the
+                    # target's (DynamoDB's, an engine's injected fault).
+                    "source": "model" if cause else "engine",
+                    "exception": exception,
+                    "attempts": attempts,
+                    "final": self.final_throttles.get((exception, reason, resource, cause), 0),
+                    "resource": resource or None,
+                }
+            )
+        return rows
+
+    def message_rows(self) -> list[dict[str, Any]]:
+        """Final errors by code and message, most first."""
+        return [
+            {"code": code, "message": message, "count": n}
+            for (code, message), n in sorted(
+                self.messages.items(), key=lambda item: (-item[1], item[0])
+            )
+        ]
 
     def units(self) -> dict[str, dict[str, float]]:
         """Units consumed per table and index (``table`` or ``table/index``), read and write."""
@@ -141,6 +240,13 @@ class OperationCounts:
             "failures": dict(self.failures),
             "latency": [self.latency.counts, self.latency.sum_ms],
             "tally": self.tally.to_dict(),
+            "throttles": [[*key, n] for key, n in self.throttles.items()],
+            "final_throttles": [[*key, n] for key, n in self.final_throttles.items()],
+            "messages": [[*key, n] for key, n in self.messages.items()],
+            "cancellations": dict(self.cancellations),
+            "looked": self.looked,
+            "found": self.found,
+            "rejected": self.rejected,
         }
 
     @classmethod
@@ -156,7 +262,46 @@ class OperationCounts:
             failures=Counter(data["failures"]),
             latency=LatencyHistogram(list(data["latency"][0]), float(data["latency"][1])),
             tally=ScopeTally.from_dict(data.get("tally") or {}),
+            throttles=Counter({tuple(row[:4]): row[4] for row in data.get("throttles") or ()}),
+            final_throttles=Counter(
+                {tuple(row[:4]): row[4] for row in data.get("final_throttles") or ()}
+            ),
+            messages=Counter({(row[0], row[1]): row[2] for row in data.get("messages") or ()}),
+            cancellations=Counter(data.get("cancellations") or {}),
+            looked=data.get("looked", 0),
+            found=data.get("found", 0),
+            rejected=data.get("rejected", 0),
         )
+
+
+def _said(refusal: Any) -> tuple[str, str, str, str]:
+    """A `loadgen.client.Refusal` as a counting key, ``""`` where the target said nothing."""
+    return (
+        refusal.exception,
+        refusal.reason or _NOT_REPORTED,
+        refusal.resource or _NOT_REPORTED,
+        refusal.cause or _NOT_REPORTED,
+    )
+
+
+def _found(operation: str, response: dict[str, Any], context: dict[str, Any]) -> tuple[int, int]:
+    """(items a read asked for, items it found) from its response; (0, 0) for a write."""
+    if operation == "GetItem":
+        return 1, int("Item" in response)
+    if operation in ("Query", "Scan"):
+        return 1, int(bool(response.get("Count")))
+    if operation == "BatchGetItem":
+        asked = 0
+        for keys_and_attributes in (
+            (context.get("request") or {}).get("RequestItems") or {}
+        ).values():
+            asked += len(keys_and_attributes.get("Keys") or ())
+        got = sum(len(items) for items in (response.get("Responses") or {}).values())
+        return max(0, asked), got
+    if operation == "TransactGetItems":
+        responses = response.get("Responses") or []
+        return len(responses), sum(1 for r in responses if r.get("Item"))
+    return 0, 0
 
 
 class RunRecorder:
@@ -247,8 +392,25 @@ class RunRecorder:
         counts.throttled_first_attempts += bool(context.get("first_attempt_throttled"))
         counts.unprocessed += context["unprocessed"]
         counts.latency.observe(response_time)
+        code = None
+        refusals = context.get("refusals") or ()
+        for refusal in refusals:
+            counts.throttles[_said(refusal)] += 1
         if exception is not None:
-            counts.failures[context.get("error_code") or type(exception).__name__] += 1
+            code = context.get("error_code") or type(exception).__name__
+            counts.failures[code] += 1
+            message = context.get("error_message")
+            counts.add_message(code, message if isinstance(message, str) else "")
+            counts.cancellations.update(context.get("cancellation_codes") or ())
+            if refusals and context.get("throttled_attempts"):
+                counts.final_throttles[_said(refusals[-1])] += 1
+        if not makes_heat(code):
+            counts.rejected += 1
+            return  # refused before any work: no key was touched, nothing was consumed
+        if isinstance(response, dict) and exception is None:
+            looked, found = _found(request_type, response, context)
+            counts.looked += looked
+            counts.found += found
         self.heat.record(
             request_type,
             context,

@@ -17,8 +17,9 @@ from typing import Any, TextIO
 
 from loadgen.heat.load import format_load
 from loadgen.heat.recorder import OperationCounts, RunRecorder
+from loadgen.refusals import NOT_REPORTED
 
-__all__ = ["SCHEMA_VERSION", "build_results", "format_summary", "write_results"]
+__all__ = ["SCHEMA_VERSION", "build_results", "format_refusals", "format_summary", "write_results"]
 
 SCHEMA_VERSION = 1
 PERCENTILES = (0.50, 0.95, 0.99)
@@ -40,6 +41,16 @@ def _operation_row(entry: Any, counts: OperationCounts | None, duration_s: float
         "retries": counts.retries,
         "unprocessed_items": counts.unprocessed,
         "errors": dict(counts.failures),
+        # What the target said of each refusal: throttles by DynamoDB's reason (and the
+        # partition model's cause, where the emulator gave it), final errors with their
+        # messages, a cancelled transaction's reasons.
+        "throttles": counts.throttle_rows(),
+        "error_messages": counts.message_rows(),
+        "cancellations": dict(counts.cancellations),
+        "rejected": counts.rejected,
+        # Reads: items asked for and found (a read of nothing says little of its design).
+        "looked": counts.looked,
+        "found": counts.found,
         # Units per table and index, read and write, as the heat lanes got them, and the
         # pattern's hottest partition key.
         "units": counts.units(),
@@ -113,9 +124,7 @@ def format_summary(results: dict[str, Any]) -> str:
             f"{_ms(row['p99_ms']):>6} {row['failures']:>7} {row['throttled_attempts']:>10} "
             f"{row['retries']:>8}"
         )
-    errors = results["totals"]["errors"]
-    if errors:
-        lines += ["", "Errors: " + ", ".join(f"{c} x{n}" for c, n in sorted(errors.items()))]
+    lines += format_refusals(results)
     if results.get("load"):
         lines += ["", *format_load(results["load"])]
     lines += ["", "Hottest partition keys (share of their table's or index's key touches):"]
@@ -127,6 +136,43 @@ def format_summary(results: dict[str, Any]) -> str:
             f"{row['table']:<24} {row['key']}"
         )
     return "\n".join(lines)
+
+
+def format_refusals(results: dict[str, Any]) -> list[str]:
+    """What the target said of the run's refusals: throttles by reason, per pattern, and
+    final errors with their messages and a cancelled transaction's reasons."""
+    lines: list[str] = []
+    rows = [row for row in results["operations"] if row.get("throttles")]
+    if rows:
+        lines += ["", "Throttles, by what the target said (reason; the model's cause):"]
+        for row in rows:
+            for throttle in row["throttles"]:
+                scope = throttle["scope"] or NOT_REPORTED
+                what = (
+                    "batch items" if throttle["exception"].startswith("Unprocessed") else "attempts"
+                )
+                final = f", {throttle['final']:,} calls failed" if throttle["final"] else ""
+                lines.append(
+                    f"  {row['name']:<24} {throttle['attempts']:>8,} {what}  "
+                    f"{throttle['reason']} on {scope} ({throttle['cause']}){final}"
+                )
+    errors = [row for row in results["operations"] if row.get("failures")]
+    if errors:
+        lines += ["", "Errors, with the target's message:"]
+        for row in errors:
+            for entry in row.get("error_messages") or _unexplained(row):
+                message = entry["message"] or NOT_REPORTED
+                lines.append(f"  {row['name']:<24} {entry['code']} x{entry['count']:,}: {message}")
+            cancelled = row.get("cancellations") or {}
+            if cancelled:
+                reasons = ", ".join(f"{c} x{n:,}" for c, n in sorted(cancelled.items()))
+                lines.append(f"  {'':<24} cancellation reasons: {reasons}")
+    return lines
+
+
+def _unexplained(row: dict[str, Any]) -> list[dict[str, Any]]:
+    # Results written before messages were kept: codes only.
+    return [{"code": c, "message": "", "count": n} for c, n in sorted(row["errors"].items())]
 
 
 def write_results(results: dict[str, Any], path: str | os.PathLike[str]) -> None:

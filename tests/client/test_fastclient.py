@@ -116,8 +116,25 @@ def assert_same_error(
     assert boto.response is not None and fast.response is not None
     assert without_metadata(fast.response) == without_metadata(boto.response)
     assert fast.response["ResponseMetadata"]["HTTPStatusCode"] == 400
-    for key in ("attempts", "retries", "throttled_attempts", "error_code", "unprocessed"):
+    for key in (
+        "attempts",
+        "retries",
+        "throttled_attempts",
+        "error_code",
+        "unprocessed",
+        "error_message",
+        "cancellation_codes",
+    ):
         assert fired["fast"]["context"][key] == fired["boto3"]["context"][key], key
+    # What the target said of each throttle, each client's table named alike.
+    refusals = {
+        kind: [
+            (r.exception, r.reason, (r.resource or "").replace(f"-{kind}", "-K"), r.cause)
+            for r in fired[kind]["context"]["refusals"]
+        ]
+        for kind in CLIENTS
+    }
+    assert refusals["fast"] == refusals["boto3"]
 
 
 def both(clients, operation: str, setup=None, **params: Any):
@@ -145,6 +162,14 @@ def test_provisioned_throttle_with_reasons(clients) -> None:
         errors[kind].response["ThrottlingReasons"] = "same"
     assert_same_error(errors, "ProvisionedThroughputExceededException", fired)
     assert fired["fast"]["context"]["throttled_attempts"] == 1
+    # DynamoDB's reason, and the model's cause beside it: the table's provisioned capacity.
+    (refusal,) = fired["boto3"]["context"]["refusals"]
+    assert (refusal.exception, refusal.reason, refusal.cause) == (
+        "ProvisionedThroughputExceededException",
+        "TableWriteProvisionedThroughputExceeded",
+        "provisioned",
+    )
+    assert refusal.resource == "arn:aws:dynamodb:us-east-1:123456789012:table/prov-boto3"
 
 
 def test_on_demand_throttle_with_lower_case_reasons(clients) -> None:
@@ -159,6 +184,8 @@ def test_on_demand_throttle_with_lower_case_reasons(clients) -> None:
         assert reason["reason"] == "TableWriteKeyRangeThroughputExceeded"
         errors[kind].response["throttlingReasons"] = "same"
     assert_same_error(errors, "ThrottlingException", fired)
+    (refusal,) = fired["fast"]["context"]["refusals"]
+    assert (refusal.reason, refusal.cause) == ("TableWriteKeyRangeThroughputExceeded", "partition")
 
 
 def test_transaction_cancelled_by_throttling(clients) -> None:
@@ -178,6 +205,14 @@ def test_transaction_cancelled_by_throttling(clients) -> None:
         assert codes == ["ThrottlingError", "ThrottlingError"]
     assert_same_error(errors, "TransactionCanceledException", fired)
     assert fired["fast"]["context"]["throttled_attempts"] == 1
+    assert fired["fast"]["context"]["cancellation_codes"] == ["ThrottlingError", "ThrottlingError"]
+    # DynamoDB's cancellation names no throttling reason: the emulator's header does.
+    (refusal,) = fired["boto3"]["context"]["refusals"]
+    assert (refusal.exception, refusal.reason, refusal.cause) == (
+        "TransactionCanceledException",
+        "TableWriteProvisionedThroughputExceeded",
+        "provisioned",
+    )
 
 
 def test_validation_error(clients) -> None:
@@ -188,6 +223,8 @@ def test_validation_error(clients) -> None:
     errors, fired = both(clients, "PutItem", setup)
     assert_same_error(errors, "ValidationException", fired)
     assert fired["fast"]["context"]["throttled_attempts"] == 0
+    assert fired["fast"]["context"]["refusals"] == []
+    assert "pk" in fired["fast"]["context"]["error_message"]  # the engine's own words
 
 
 def test_missing_table(clients) -> None:
@@ -243,6 +280,14 @@ def test_partly_throttled_batch_reports_unprocessed_items(clients) -> None:
         ]
     for key in ("attempts", "throttled_attempts", "error_code", "unprocessed"):
         assert fired["fast"][key] == fired["boto3"][key]
+    # The call succeeded; the item left over was refused by the hot key's partition.
+    for kind in CLIENTS:
+        (refusal,) = fired[kind]["refusals"]
+        assert (refusal.exception, refusal.reason, refusal.cause) == (
+            "UnprocessedItems",
+            "TableWriteKeyRangeThroughputExceeded",
+            "partition",
+        )
 
 
 def test_data_plane_operations_answer_alike(clients) -> None:
