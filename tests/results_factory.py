@@ -9,8 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from loadgen.heat.heatmap import HeatConfig, HeatMap
+from loadgen.refusals import Refusal
 
 START = 1_800_000_000
+ACCOUNT = "arn:aws:dynamodb:us-east-1:000000000000"
+_READS = {"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"}
 
 
 def event(
@@ -23,7 +26,20 @@ def event(
     throttled: int = 0,
     index: str | None = None,
     index_keys: dict[str, list[str]] | None = None,
+    refused_by: str | None = None,
+    cause: str | None = "partition",
+    reason: str | None = None,
 ) -> dict[str, Any]:
+    """One call's request event. Its ``throttled`` attempts were refused by the table (or the
+    read index), or by index ``refused_by`` (a GSI's back-pressure on a write), for ``cause``
+    with ``reason`` (DynamoDB's, by default the key range of the side and resource); None for
+    either: the target did not say."""
+    scope_index = refused_by or index
+    if reason is None and cause is not None:
+        side = "Read" if operation in _READS else "Write"
+        reason = f"{'Index' if scope_index else 'Table'}{side}KeyRangeThroughputExceeded"
+    resource = f"{ACCOUNT}:table/{table}" + (f"/index/{scope_index}" if scope_index else "")
+    refusal = Refusal("ThrottlingException", reason, resource if reason else None, cause)
     return {
         "second": second,
         "operation": operation,
@@ -32,10 +48,42 @@ def event(
             "index": index,
             "partition_keys": keys,
             "throttled_attempts": throttled,
+            "refusals": [refusal] * throttled,
             "consumed_capacity": {"TableName": table, "CapacityUnits": units},
             "index_keys": index_keys or {},
         },
     }
+
+
+def throttle_rows(events: list[dict[str, Any]], operation: str | None) -> list[dict[str, Any]]:
+    """The ``throttles`` of an operation row, as the recorder writes them, from ``events``
+    (of one operation type, or all of them)."""
+    counted: dict[tuple[Any, ...], int] = {}
+    for e in events:
+        if operation is not None and e["operation"] != operation:
+            continue
+        for r in e["context"].get("refusals") or ():
+            key = (r.exception, r.reason, r.resource, r.cause)
+            counted[key] = counted.get(key, 0) + 1
+    rows = []
+    for (exception, reason, resource, cause), attempts in counted.items():
+        scope = None
+        if resource:
+            table, _, index = resource.split(":table/", 1)[1].partition("/index/")
+            scope = f"{table}/{index}" if index else table
+        rows.append(
+            {
+                "reason": reason or "not reported",
+                "scope": scope,
+                "cause": cause or "not reported",
+                "source": "model" if cause else "engine",
+                "exception": exception,
+                "attempts": attempts,
+                "final": 0,
+                "resource": resource,
+            }
+        )
+    return rows
 
 
 def op_row(
@@ -54,8 +102,17 @@ def op_row(
     attempts: int | None = None,
     units: dict[str, dict[str, float]] | None = None,
     hot_key: dict[str, Any] | None = None,
+    throttles: list[dict[str, Any]] | None = None,
+    error_messages: list[dict[str, Any]] | None = None,
+    cancellations: dict[str, int] | None = None,
+    scope_keys: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     return {
+        "throttles": throttles or [],
+        "error_messages": error_messages or [],
+        "cancellations": cancellations or {},
+        "scope_keys": scope_keys or {},
+        "rejected": 0,
         "operation": operation,
         "name": name,
         "requests": requests,
@@ -88,7 +145,16 @@ def make_results(
     heat = HeatMap(HeatConfig(buckets=buckets, hash_keys=hash_keys, capacity_source="reported"))
     for e in events:
         heat.record(e["operation"], e["context"], {}, start_time=START + e["second"])
-    operations = operations or [op_row("w.put", "PutItem", max(1, len(events)))]
+    if operations is None:
+        operations = [op_row("w.put", "PutItem", max(1, len(events)))]
+        operations[0]["throttles"] = throttle_rows(events, None)
+    else:
+        for row in operations:
+            if "throttles" not in row or not row["throttles"]:
+                row["throttles"] = throttle_rows(events, row["operation"])
+        if operations and not any(row["throttles"] for row in operations):
+            # Rows named for other operations than the events': the first takes them.
+            operations[0]["throttles"] = throttle_rows(events, None)
     totals = op_row(
         "Aggregated",
         "",
@@ -133,6 +199,8 @@ def steady(
     units: float = 1.0,
     throttled: int = 0,
     index: str | None = None,
+    cause: str | None = "partition",
+    reason: str | None = None,
 ) -> list[dict[str, Any]]:
     """``per_second`` calls a second for ``seconds``, cycling over ``keys``."""
     events = []
@@ -141,11 +209,9 @@ def steady(
         for _ in range(per_second):
             key = keys[n % len(keys)]
             n += 1
-            events.append(
-                event(
-                    second, operation, table, [key], units=units, throttled=throttled, index=index
-                )
-            )
+            call = event(second, operation, table, [key], units=units, throttled=throttled,
+                         index=index, cause=cause, reason=reason)  # fmt: skip
+            events.append(call)
     return events
 
 

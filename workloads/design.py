@@ -183,6 +183,10 @@ def design_section(design: Design, starting_items: int, launch_scale: float) -> 
                 "index": pattern.index,
                 "rate": design.rates[pattern.id] * launch_scale,
                 "latency": None if need is None else {"percentile": need.percentile, "ms": need.ms},
+                # A write under a condition: a failed one is the item's answer, not a throttle.
+                "conditional": bool(
+                    pattern.condition or any(a.condition for a in pattern.actions or ())
+                ),
             }
         )
     empty = starting_items == 0

@@ -175,6 +175,21 @@ class OperationCounts:
                 key = (code, OTHER_MESSAGES)
         self.messages[key] += n
 
+    def scope_keys(self) -> dict[str, dict[str, Any]]:
+        """The pattern's hottest key on each table and index it touched, with its share of
+        the pattern's touches there: which key a throttle of that table or index fell on."""
+        found = {}
+        for (table, index), sketch in sorted(
+            self.tally.keys.items(), key=lambda item: (item[0][0], item[0][1] or "")
+        ):
+            top = sketch.top(1)
+            if top and sketch.total:
+                found[key_scope(table, index)] = {
+                    "key": top[0].key,
+                    "share": round(top[0].count / sketch.total, 6),
+                }
+        return found
+
     def throttle_rows(self) -> list[dict[str, Any]]:
         """Throttles by reason, most attempts first, as the results file keeps them."""
         rows = []

@@ -55,6 +55,7 @@ def _operation_row(entry: Any, counts: OperationCounts | None, duration_s: float
         # pattern's hottest partition key.
         "units": counts.units(),
         "hot_key": counts.hot_key(),
+        "scope_keys": counts.scope_keys(),
     }
     for p in PERCENTILES:
         value = entry.get_response_time_percentile(p) if entry.num_requests else None

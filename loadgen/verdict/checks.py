@@ -284,14 +284,20 @@ def _patterns_check(gate: Gate, results: dict[str, Any]) -> Check:
     verdicts = pattern_verdicts(results)
     if not verdicts:
         return Check(gate, "run", FAIL, None, "the design lists no access patterns")
-    passed = sum(v.passed for v in verdicts)
+    # What the run could not judge (the load not delivered, reads of missing items, a
+    # latency on a local engine) neither passes nor fails: it is left out, and named.
+    judged = [v for v in verdicts if v.judged]
+    unjudged = "; ".join(f"{v.id}: {v.reason}" for v in verdicts if not v.judged)
+    if not judged:
+        return _verdict(gate, "run", None, "", f"no pattern could be judged: {unjudged}")
+    passed = sum(v.passed for v in judged)
     check = _verdict(
-        gate, "run", passed / len(verdicts), f"{passed} of {len(verdicts)} patterns passed: "
+        gate, "run", passed / len(judged), f"{passed} of {len(judged)} judged patterns passed: "
     )
-    failing = "; ".join(f"{v.id}: {v.reason}" for v in verdicts if not v.passed)
-    if failing:
-        check = Check(gate, "run", check.status, check.measured, f"{check.detail}; {failing}")
-    return check
+    failing = "; ".join(f"{v.id}: {v.reason}" for v in judged if not v.passed)
+    detail = check.detail + (f"; {failing}" if failing else "")
+    detail += f"; not judged: {unjudged}" if unjudged else ""
+    return Check(gate, "run", check.status, check.measured, detail)
 
 
 def _cost_check(gate: Gate, target: str, section: dict[str, Any]) -> Check:

@@ -11,9 +11,14 @@ latency need (``{"percentile": 99.0, "ms": 10.0}``). Per pattern this module rea
 - p50 and p99, and the percentile the latency need names, against the need;
 - the hottest partition key the pattern touched and its share (``hot_key`` of its row);
 
-and says PASS or FAIL with the reason in words. A run that started on an empty table
-(``design.starting_data.empty``) never passes silently: what would pass is ``EMPTY``, with
-the reason saying the table was empty, since its reads found nothing to read.
+and says PASS or FAIL with the reason in words: a throttle by what refused it (DynamoDB's
+reason and the partition model's cause, `loadgen.verdict.throttles`), the key it fell on
+where the cause is a partition's ceiling, an error with the target's message. What the run
+could not judge is ``NOT JUDGED``, never a PASS or a FAIL: a pattern whose load the machine
+did not deliver (and that throttled nothing), whose reads mostly found no item or whose
+conditions mostly failed (the starting data did not hold what it reads), or whose only need
+is a latency a local engine cannot give. A run that started on an empty table
+(``design.starting_data.empty``) never passes silently: what would pass is ``EMPTY``.
 
     for line in format_pattern_verdicts(pattern_verdicts(load_results("results.json"))):
         print(line)
@@ -25,6 +30,8 @@ import html
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from loadgen.refusals import CAUSES, NOT_REPORTED
+
 __all__ = [
     "EMPTY",
     "FAIL",
@@ -32,6 +39,8 @@ __all__ = [
     "MAX_THROTTLED_SHARE",
     "MIN_ARRIVALS",
     "MIN_DELIVERED_SHARE",
+    "MIN_FOUND_SHARE",
+    "NOT_JUDGED",
     "PASS",
     "PatternVerdict",
     "format_pattern_verdicts",
@@ -39,7 +48,7 @@ __all__ = [
     "pattern_verdicts_html",
 ]
 
-PASS, FAIL, EMPTY = "PASS", "FAIL", "EMPTY"
+PASS, FAIL, EMPTY, NOT_JUDGED = "PASS", "FAIL", "EMPTY", "NOT JUDGED"
 
 MAX_THROTTLED_SHARE = 0.01
 """Throttled attempts over attempts above which a pattern fails. The SDK retries a throttle,
@@ -52,6 +61,11 @@ MIN_DELIVERED_SHARE = 0.95
 """The rate delivered over the rate asked below which a pattern fails: a pattern that was
 not offered its load was not tested at it (the same 95% the open model's delivery test
 asks of every window). The other figures still show; the cause is in the run's load lines."""
+
+MIN_FOUND_SHARE = 0.5
+"""Reads that found an item (or conditional writes whose condition held), over those made,
+below which a pattern is not judged: a read of nothing costs and heats what an empty
+partition does, not what the launch's data will."""
 
 MIN_ARRIVALS = 20
 """Arrivals a pattern must have been offered for its delivered share to be judged: at 9 of 10
@@ -98,10 +112,18 @@ class PatternVerdict:
     hot_key_share: float | None
     hot_key_index: str | None
     """The index the hottest key is on; None for the table."""
+    throttled_by: str = ""
+    """What refused the most of its throttled attempts, in words (a partition's ceiling on
+    a key, a table's on-demand capacity, ..., or "reason not reported")."""
+    found_share: float | None = None
+    """Reads that found an item over reads made (None: it made none)."""
+    condition_failed: int = 0
+    """Calls whose condition failed (ConditionalCheckFailed, alone or in a transaction)."""
     units: dict[str, dict[str, float]] = field(default_factory=dict)
     """Units consumed per table and index, read and write, as the results' row has them."""
     status: str = PASS
-    """``PASS``, ``FAIL`` or ``EMPTY`` (nothing failed, but the run started on an empty table)."""
+    """``PASS``, ``FAIL``, ``NOT JUDGED`` (the run could not say: `reasons` says why) or
+    ``EMPTY`` (nothing failed, but the run started on an empty table)."""
     reasons: tuple[str, ...] = ()
     """Why it failed, or why it is not judged, in words."""
     offered: int | None = None
@@ -127,6 +149,11 @@ class PatternVerdict:
         return self.status == PASS
 
     @property
+    def judged(self) -> bool:
+        """Whether the run could judge it (PASS, FAIL or EMPTY)."""
+        return self.status != NOT_JUDGED
+
+    @property
     def reason(self) -> str:
         """``PASS``, or the status and its reasons: ``FAIL: p99 84 ms over the 10 ms need``."""
         reasons = list(self.reasons)
@@ -134,11 +161,6 @@ class PatternVerdict:
             reasons.append(
                 f"only {self.offered} arrival(s) offered, too few to judge delivery "
                 "(run longer, or at a larger --scale)"
-            )
-        if self.latency_over and not self.latency_judged:
-            reasons.append(
-                f"{self.measured_as} {_ms(self.measured_ms)} ms against the "
-                f"{_ms(self.need_ms)} ms need not judged on a local target"
             )
         if not reasons:
             return self.status
@@ -271,12 +293,25 @@ def _verdict(
         offered=None if arrivals is None else int(arrivals.get("offered") or 0),
         latency_judged=latency_judged,
     )
+    found_share, failed_conditions = _found(found)
+    verdict = replace(
+        verdict,
+        throttled_by=_throttled_by(found, verdict),
+        found_share=found_share,
+        condition_failed=failed_conditions,
+    )
     reasons = _failures(verdict, found)
     status = FAIL if reasons else PASS
+    if status == PASS:
+        unjudged = _not_judged(verdict)
+        if unjudged:
+            status, reasons = NOT_JUDGED, unjudged
+    elif verdict.delivered_share is not None and verdict.delivered_share < MIN_DELIVERED_SHARE:
+        reasons.append(_undelivered(verdict))
     if starting.get("empty"):
         # The section's own note says the same at length; the verdict line stays one line.
         note = "the tables were empty when the load began"
-        if status == PASS:
+        if status in (PASS, NOT_JUDGED):
             status = EMPTY
             found_nothing = (
                 "its reads found nothing to read"
@@ -290,35 +325,30 @@ def _verdict(
 
 
 def _failures(verdict: PatternVerdict, row: dict[str, Any]) -> list[str]:
-    """The reasons a pattern fails, in words; empty when it passes."""
+    """The reasons a pattern fails, in words; empty when it passes (or is not judged)."""
     few = verdict.offered is not None and verdict.offered < MIN_ARRIVALS
     if not verdict.requests:
         if few:
             return []  # said by the reason: too few arrivals to judge
         return ["the pattern made no calls"] if verdict.rate_asked else []
     reasons = []
-    # Load that never arrived comes first: the other figures are of a smaller load.
-    delivered = verdict.delivered_share
-    if delivered is not None and delivered < MIN_DELIVERED_SHARE and not few:
-        reasons.append(f"load not delivered: {_percent(delivered)} of the rate asked")
     share = verdict.throttled_share
     if share > MAX_THROTTLED_SHARE:
         kind = "reads" if verdict.operation in _READS else "writes"
-        where = ""
-        if verdict.hot_key is not None:
-            scope = (
-                f"index {verdict.hot_key_index}"
-                if verdict.hot_key_index
-                else f"table {verdict.table}"
-                if verdict.table
-                else "the table"
-            )
-            where = f" on {verdict.hot_key} ({scope})"
-        reasons.append(f"{_percent(share)} of attempts throttled{where}, {kind}")
-    failed = verdict.failures / verdict.requests
+        by = f": {verdict.throttled_by}" if verdict.throttled_by else ""
+        reasons.append(f"{_percent(share)} of attempts throttled{by}, {kind}")
+    refused = [
+        entry
+        for entry in _explained(row.get("error_messages") or _codes_only(row), row)
+        if entry["count"] and entry["code"] not in _NOT_FAILURES
+    ]
+    failed = sum(entry["count"] for entry in refused) / verdict.requests
     if failed > MAX_FAILED_SHARE:
-        errors = ", ".join(f"{code} x{n}" for code, n in sorted((row.get("errors") or {}).items()))
-        reasons.append(f"{_percent(failed)} of calls failed" + (f" ({errors})" if errors else ""))
+        said = ", ".join(
+            f"{e['code']} x{e['count']}" + (f": {e['message']}" if e["message"] else "")
+            for e in refused[:2]
+        )
+        reasons.append(f"{_percent(failed)} of calls failed ({said})")
     if verdict.need_ms is not None and verdict.latency_judged:
         if verdict.measured_ms is None:
             reasons.append(f"no latency measured for the {_ms(verdict.need_ms)} ms need")
@@ -333,6 +363,107 @@ def _failures(verdict: PatternVerdict, row: dict[str, Any]) -> list[str]:
                 )
             )
     return reasons
+
+
+# Final errors that are not the pattern's failure: a throttle is judged by its share of
+# attempts; a failed condition is the item's answer (judged by `_not_judged`).
+_NOT_FAILURES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "ConditionalCheckFailedException",
+    }
+)
+
+
+def _codes_only(row: dict[str, Any]) -> list[dict[str, Any]]:
+    # Results written before messages were kept: codes only.
+    return [{"code": c, "message": "", "count": n} for c, n in (row.get("errors") or {}).items()]
+
+
+def _explained(entries: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Errors less the transactions cancelled for a failed condition or a throttle: those
+    are the item's answer and a throttle, judged on their own."""
+    cancelled = row.get("cancellations") or {}
+    left = cancelled.get("ConditionalCheckFailed", 0) + cancelled.get("ThrottlingError", 0)
+    out = []
+    for entry in entries:
+        if entry["code"] == "TransactionCanceledException" and left:
+            taken = min(left, entry["count"])
+            left -= taken
+            entry = {**entry, "count": entry["count"] - taken}
+        out.append(entry)
+    return out
+
+
+def _found(row: dict[str, Any]) -> tuple[float | None, int]:
+    """(reads that found an item over reads made, calls whose condition failed)."""
+    looked = int(row.get("looked") or 0)
+    share = int(row.get("found") or 0) / looked if looked else None
+    failed = int((row.get("cancellations") or {}).get("ConditionalCheckFailed", 0))
+    failed += int((row.get("errors") or {}).get("ConditionalCheckFailedException", 0))
+    return share, failed
+
+
+def _throttled_by(row: dict[str, Any], verdict: PatternVerdict) -> str:
+    """What refused most of the pattern's throttled attempts, in words."""
+    throttles = [t for t in row.get("throttles") or () if t["attempts"]]
+    if not throttles:
+        return ""
+    top = max(throttles, key=lambda t: t["attempts"])
+    cause, scope, reason = top["cause"], top.get("scope"), top["reason"]
+    if cause == NOT_REPORTED:
+        return f"{reason} on {scope}" if reason != NOT_REPORTED else "reason not reported"
+    where = _scope_words(scope or verdict.table)
+    if cause != "partition":
+        return f"{CAUSES[cause]} of {where} ({reason})"
+    key = ((row.get("scope_keys") or {}).get(scope or "") or {}).get("key")
+    return (
+        f"a partition's ceiling on {key} ({where})" if key else f"a partition's ceiling ({where})"
+    )
+
+
+def _scope_words(scope: str) -> str:
+    table, _, index = scope.partition("/")
+    return f"index {index} of {table}" if index else f"table {table}"
+
+
+def _not_judged(verdict: PatternVerdict) -> list[str]:
+    """Why the run cannot judge a pattern that nothing failed; empty when it can."""
+    reasons = []
+    delivered = verdict.delivered_share
+    few = verdict.offered is not None and verdict.offered < MIN_ARRIVALS
+    if delivered is not None and delivered < MIN_DELIVERED_SHARE and not few:
+        reasons.append(_undelivered(verdict))
+    if verdict.found_share is not None and verdict.found_share < MIN_FOUND_SHARE:
+        reasons.append(
+            f"only {_percent(verdict.found_share)} of its reads found an item: the starting "
+            "data does not hold what it reads"
+        )
+    if verdict.requests and verdict.condition_failed / verdict.requests > 1 - MIN_FOUND_SHARE:
+        reasons.append(
+            f"{_percent(verdict.condition_failed / verdict.requests)} of its calls failed "
+            "their condition: the starting data may not hold the items it reads"
+        )
+    if verdict.latency_over and not verdict.latency_judged:
+        reasons.append(
+            f"{verdict.measured_as} {_ms(verdict.measured_ms)} ms against the "
+            f"{_ms(verdict.need_ms)} ms need: a local engine's latency is not DynamoDB's"
+        )
+    elif verdict.need_ms is not None and not verdict.latency_judged and not reasons:
+        reasons.append(
+            f"its {_need(verdict)} need is not judged on a local target (it met it here: "
+            f"{verdict.measured_as} {_ms(verdict.measured_ms)} ms)"
+        )
+    return reasons
+
+
+def _undelivered(verdict: PatternVerdict) -> str:
+    return (
+        f"load not delivered: the machine sent {_percent(verdict.delivered_share or 0.0)} of "
+        "the rate asked (the run judges the machine, not the design; see its load lines)"
+    )
 
 
 def _percent(share: float) -> str:
@@ -414,8 +545,10 @@ def format_pattern_verdicts(verdicts: list[PatternVerdict]) -> list[str]:
 
     head = line(_HEADS)
     passed = sum(v.passed for v in verdicts)
+    unjudged = sum(not v.judged for v in verdicts)
     return [
-        f"Access patterns: {passed} of {len(verdicts)} passed",
+        f"Access patterns: {passed} of {len(verdicts)} passed"
+        + (f", {unjudged} not judged" if unjudged else ""),
         head,
         "-" * len(head),
         *(line(row) for row in rows),
@@ -423,7 +556,7 @@ def format_pattern_verdicts(verdicts: list[PatternVerdict]) -> list[str]:
 
 
 def _clip(cell: str) -> str:
-    if len(cell) <= _MAX_WIDTH or cell.startswith(("PASS", "FAIL", "EMPTY")):
+    if len(cell) <= _MAX_WIDTH or cell.startswith(("PASS", "FAIL", "EMPTY", "NOT JUDGED")):
         return cell
     return cell[: _MAX_WIDTH - 1] + "…"
 
@@ -436,7 +569,7 @@ def pattern_verdicts_html(verdicts: list[PatternVerdict]) -> str:
     rows = []
     for verdict in verdicts:
         cells = _cells(verdict)
-        css = {PASS: "pass", FAIL: "fail", EMPTY: "empty"}[verdict.status]
+        css = {PASS: "pass", FAIL: "fail", EMPTY: "empty", NOT_JUDGED: "empty"}[verdict.status]
         tds = [
             f'<td class="text">{html.escape(cell)}</td>'
             if i not in _RIGHT

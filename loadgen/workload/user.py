@@ -349,12 +349,20 @@ def billing_rows(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     def row(table: str, index: str | None, mode: str, body: dict[str, Any]) -> dict[str, Any]:
         throughput = body.get("ProvisionedThroughput") or {}
+        # What an on-demand table serves at once (None: AWS's default for a new table) and
+        # its configured maximum: what its capacity diagnosis names.
+        warm = body.get("WarmThroughput") or {}
+        cap = body.get("OnDemandThroughput") or {}
         return {
             "table": table,
             "index": index,
             "billing_mode": mode,
             "read_capacity": throughput.get("ReadCapacityUnits"),
             "write_capacity": throughput.get("WriteCapacityUnits"),
+            "warm_read_units": warm.get("ReadUnitsPerSecond"),
+            "warm_write_units": warm.get("WriteUnitsPerSecond"),
+            "max_read_units": cap.get("MaxReadRequestUnits"),
+            "max_write_units": cap.get("MaxWriteRequestUnits"),
         }
 
     for request in requests:

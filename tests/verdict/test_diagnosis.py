@@ -1,58 +1,97 @@
-"""The diagnosis: what the heat shows is named, with the key and the remedy."""
+"""The diagnosis: the target's reason decides what is named; the heat names the key."""
 
 from __future__ import annotations
 
 from loadgen.model.hashing import bucket_of
 from loadgen.verdict import analysis
-from loadgen.verdict.diagnosis import GUIDES, diagnose
-from tests.results_factory import event, make_results, steady
+from loadgen.verdict.diagnosis import CONTENTION_RATE, GUIDES, diagnose
+from tests.results_factory import event, make_results, op_row, pattern, steady, with_design
 
 
 def kinds(results):
     return [(f.kind, f.scope, f.keys) for f in diagnose(results)]
 
 
-def test_one_hot_key_written_gets_write_sharding() -> None:
+# --- a partition's ceiling: the heat says which key -----------------------------------------
+
+
+def test_a_key_refused_by_its_partition_gets_write_sharding() -> None:
     results = make_results(steady("t", ["GLOBAL"], per_second=60, throttled=1))
     (finding,) = diagnose(results)
-    assert (finding.kind, finding.scope, finding.keys) == ("hot-key", "t", ("GLOBAL",))
-    assert "GLOBAL takes 100%" in finding.evidence
+    assert (finding.kind, finding.scope, finding.keys, finding.cause) == (
+        "hot-key", "t", ("GLOBAL",), "partition",
+    )  # fmt: skip
+    assert "TableWriteKeyRangeThroughputExceeded" in finding.evidence
+    assert "a partition's ceiling" in finding.evidence
+    assert "GLOBAL took 100% of the touches of t where the throttles fell" in finding.evidence
     assert "600 write" in finding.evidence  # 60/s at scale 0.1
     assert "GLOBAL#<0..N-1>" in finding.remedy and "N = 2" in finding.remedy
     assert "throttled, so the demand was higher" in finding.remedy
     assert finding.guide == GUIDES["write-sharding"]
 
 
-def test_one_hot_key_read_gets_caching() -> None:
-    results = make_results(steady("t", ["CONFIG"], per_second=100, operation="GetItem"))
+def test_shards_are_sized_on_the_launch_demand_the_design_declares() -> None:
+    results = make_results(
+        steady("t", ["GLOBAL"], per_second=60, throttled=1),
+        [
+            op_row("increment", "UpdateItem", 600, units={"t": {"read": 0, "write": 600}},
+                   scope_keys={"t": {"key": "GLOBAL", "share": 1.0}})
+        ],
+    )  # fmt: skip
+    with_design(results, [pattern("increment", "UpdateItem", 3000.0, table="t")])
+    (finding,) = diagnose(results)
+    # 3,000 increments/s of one unit each, all on GLOBAL: 6 shards under 500 units/s each.
+    assert "The launch asks 3,000 write units/s of it" in finding.evidence
+    assert "N = 6 keeps each shard under half" in finding.remedy
+    assert "at the launch's demand" in finding.remedy
+    assert finding.patterns == ("increment",)
+
+
+def test_a_conditional_counter_is_told_what_sharding_it_implies() -> None:
+    results = make_results(
+        steady("t", ["STOCK"], per_second=60, throttled=1),
+        [op_row("buy", "UpdateItem", 600, units={"t": {"read": 0, "write": 600}},
+                scope_keys={"t": {"key": "STOCK", "share": 1.0}})],
+    )  # fmt: skip
+    with_design(results, [{**pattern("buy", "UpdateItem", 3000.0, table="t"), "conditional": True}])
+    (finding,) = diagnose(results)
+    assert "sold-out shard" in finding.remedy and "reads all N" in finding.remedy
+
+
+def test_a_key_read_past_its_partition_gets_caching() -> None:
+    results = make_results(
+        steady("t", ["CONFIG"], per_second=400, operation="GetItem", throttled=1)
+    )
     (finding,) = diagnose(results)
     assert finding.kind == "hot-key" and finding.keys == ("CONFIG",)
     assert finding.guide == GUIDES["caching"]
     assert "Cache the reads of CONFIG" in finding.remedy
 
 
-def test_hot_gsi_key_gets_gsi_sharding() -> None:
+def test_an_index_refusing_the_tables_writes_is_named_with_back_pressure() -> None:
     events = [
-        event(s, "PutItem", "orders", [f"USER#{s}-{i}"], index_keys={"status": ["STATUS#NEW"]})
+        event(s, "PutItem", "orders", [f"USER#{s}-{i}"], index_keys={"status": ["STATUS#NEW"]},
+              throttled=1, refused_by="status")
         for s in range(10)
         for i in range(20)
-    ]
+    ]  # fmt: skip
     findings = diagnose(make_results(events))
     assert [(f.kind, f.scope, f.keys) for f in findings] == [
         ("hot-gsi-key", "orders/status", ("STATUS#NEW",))
     ]
     (finding,) = findings
     assert finding.title == "A hot GSI key: STATUS#NEW on index status of orders"
+    assert "IndexWriteKeyRangeThroughputExceeded" in finding.evidence
     assert "back-pressure" in finding.evidence
     assert "STATUS#NEW#<0..N-1>" in finding.remedy
     assert finding.guide == GUIDES["gsi-sharding"]
 
 
-def test_time_ordered_key_is_a_moving_hot_spot() -> None:
+def test_a_time_ordered_key_refused_by_its_partitions_is_a_moving_hot_spot() -> None:
     hours = [f"READINGS#2026-01-01-{h:02d}" for h in range(4)]
     events = []
     for second in range(12):
-        events += steady("s", [hours[second // 3]], seconds=1, per_second=30)
+        events += steady("s", [hours[second // 3]], seconds=1, per_second=30, throttled=1)
         events[-30:] = [{**e, "second": second} for e in events[-30:]]
     (finding,) = diagnose(make_results(events))
     assert finding.kind == "moving-hot-spot"
@@ -66,20 +105,30 @@ def test_keys_taking_turns_are_not_a_moving_hot_spot() -> None:
     events = []
     for second in range(12):
         key = "A" if second % 2 else "B"
-        events += [{**e, "second": second} for e in steady("s", [key], seconds=1, per_second=30)]
+        events += [
+            {**e, "second": second}
+            for e in steady("s", [key], seconds=1, per_second=30, throttled=1)
+        ]
     assert [kind for kind, _, _ in kinds(make_results(events))] == ["hot-key"]
 
 
-def test_several_keys_on_one_partition_are_a_hot_range() -> None:
-    # Six keys of partition 0 (of 16) at 15 calls/s each, and a light spread elsewhere.
+def test_several_keys_refused_on_one_partition_are_a_hot_range() -> None:
+    # Six keys of partition 0 (of 16) at 15 calls/s each, throttled; a light spread elsewhere.
     def partition(key: str) -> int:
         return (2 * bucket_of(key, 256) + 1) * 16 // 512
 
     near = [k for k in (f"item{i}" for i in range(2000)) if partition(k) == 0][:6]
+    near = [
+        k
+        for i, k in enumerate(near)
+        if bucket_of(k, 256) not in {bucket_of(n, 256) for n in near[:i]}
+    ]
     far = [k for k in (f"other{i}" for i in range(2000)) if partition(k) != 0][:30]
     events = []
     for second in range(10):
-        for key in near * 15 + far:
+        for key in near * 15:
+            events.append(event(second, "PutItem", "t", [key], throttled=1))
+        for key in far:
             events.append(event(second, "PutItem", "t", [key]))
     results = make_results(events)
     assert analysis.partition_skew(results, analysis.Scope("t"), 16) > 3
@@ -89,58 +138,149 @@ def test_several_keys_on_one_partition_are_a_hot_range() -> None:
     assert finding.guide == GUIDES["uniform-load"]
 
 
-def test_even_spread_has_no_hot_spot() -> None:
-    results = make_results(steady("t", [f"k{i}" for i in range(500)], per_second=50))
-    (finding,) = diagnose(results)
-    assert finding.kind == "even"
-    assert finding.title == "No hot spot"
-
-
-def test_most_throttled_finding_comes_first() -> None:
-    quiet = steady("a", ["A"], per_second=30)
-    throttled = steady("b", ["B"], per_second=30, throttled=1)
-    events = sorted(quiet + throttled, key=lambda e: e["second"])
-    assert [f.scope for f in diagnose(make_results(events))] == ["b", "a"]
-
-
-def status_index(*, reads_throttled: bool) -> list[dict]:
-    """A status index: 5 status writes a second, and 40 "who is online" Queries a second of
-    9.5 read units each; the reads or the writes throttled."""
+def test_a_read_refused_on_a_gsi_key_gets_read_remedies_sized_on_read_units() -> None:
     events = []
     for s in range(10):
         for i in range(5):
-            events.append(
-                event(s, "UpdateItem", "chat", [f"USER#{s}-{i}"],
-                      throttled=0 if reads_throttled else 1,
-                      index_keys={"GSI1": ["STATUS#online"]})
-            )  # fmt: skip
+            events.append(event(s, "UpdateItem", "chat", [f"USER#{s}-{i}"],
+                                index_keys={"GSI1": ["STATUS#online"]}))  # fmt: skip
         for _ in range(40):
-            events.append(
-                event(s, "Query", "chat", ["STATUS#online"], index="GSI1", units=9.5,
-                      throttled=1 if reads_throttled else 0)
-            )  # fmt: skip
-    return events
-
-
-def test_a_read_hot_gsi_key_gets_read_remedies_sized_on_read_units() -> None:
-    findings = diagnose(make_results(status_index(reads_throttled=True)))
+            events.append(event(s, "Query", "chat", ["STATUS#online"], index="GSI1", units=9.5,
+                                throttled=1))  # fmt: skip
+    findings = diagnose(make_results(events))
     finding = next(f for f in findings if f.scope == "chat/GSI1")
     assert finding.title == "A read-hot GSI key: STATUS#online on index GSI1 of chat"
-    assert "3,800 read units/s" in finding.evidence and "on reads" in finding.evidence
+    assert (
+        "3,800 read units/s" in finding.evidence and "throttled read attempts" in finding.evidence
+    )
     for remedy in ("a Limit", "sparse", "DAX", "eventually consistent"):
         assert remedy in finding.remedy
-    # 3,800 read units/s over half a partition's 3,000: 3 shards. Sized on writes (50 write
-    # units/s at AWS scale) it would have said 2.
+    # 3,800 read units/s over half a partition's 3,000: 3 shards.
     assert "N = 3 keeps each shard under half a partition's 3,000 read units/s" in finding.remedy
     assert "write units/s" not in finding.remedy
     assert finding.guide == GUIDES["sparse-index"]
 
 
-def test_a_write_throttled_gsi_key_keeps_write_sharding_sized_on_write_units() -> None:
-    findings = diagnose(make_results(status_index(reads_throttled=False)))
-    finding = next(f for f in findings if f.scope == "chat/GSI1")
-    assert finding.title == "A hot GSI key: STATUS#online on index GSI1 of chat"
-    assert "on writes" in finding.evidence
-    assert "N = 2 keeps each shard under half a partition's 1,000 write units/s" in finding.remedy
-    assert "Limit" not in finding.remedy
-    assert finding.guide == GUIDES["gsi-sharding"]
+# --- not a key: the capacity, quota or maximum of a table ---------------------------------
+
+
+def capacity_run(cause: str | None, reason: str | None = None) -> dict:
+    """4,800 write units/s asked of an on-demand table over 2,000 keys, a sixth throttled."""
+    keys = [f"ORDER#{i}" for i in range(2000)]
+    events = steady("Tickets", keys, per_second=480, seconds=10, units=1.0)
+    for i, e in enumerate(events):
+        if i % 6 == 0:
+            e.update(event(e["second"], "PutItem", "Tickets", e["context"]["partition_keys"],
+                           throttled=1, cause=cause, reason=reason))  # fmt: skip
+    results = make_results(
+        events,
+        [op_row("order", "PutItem", 4800, units={"Tickets": {"read": 0, "write": 4800}})],
+    )
+    return with_design(results, [pattern("order", "PutItem", 4800.0, table="Tickets")])
+
+
+def test_an_on_demand_tables_capacity_is_named_with_the_warm_throughput_it_needs() -> None:
+    (finding,) = diagnose(capacity_run("capacity"))
+    assert (finding.kind, finding.scope, finding.keys, finding.cause) == (
+        "table-capacity", "Tickets", (), "capacity",
+    )  # fmt: skip
+    assert "4,000, a new on-demand table's warm throughput" in finding.evidence
+    assert "The launch asks 4,800 write units/s" in finding.evidence
+    assert "WarmThroughput WriteUnitsPerSecond 4,800" in finding.remedy
+    assert "Sharding keys does not help" in finding.remedy
+    assert finding.guide == GUIDES["warm-throughput"]
+
+
+def test_a_tables_own_warm_throughput_is_the_figure_it_serves() -> None:
+    results = capacity_run("capacity")
+    results["tables"] = [
+        {"table": "Tickets", "index": None, "billing_mode": "PAY_PER_REQUEST",
+         "warm_write_units": 4500}
+    ]  # fmt: skip
+    (finding,) = diagnose(results)
+    assert "its warm throughput, 4,500 write units/s" in finding.evidence
+
+
+def test_on_dynamodb_itself_spread_throttles_are_the_capacity_and_one_key_is_a_key() -> None:
+    spread = capacity_run(None, "TableWriteKeyRangeThroughputExceeded")
+    (finding,) = diagnose(spread)
+    assert finding.kind == "table-capacity"
+    assert "DynamoDB names no cause" in finding.evidence
+    one = make_results(steady("t", ["GLOBAL"], per_second=60, throttled=1, cause=None,
+                              reason="TableWriteKeyRangeThroughputExceeded"))  # fmt: skip
+    (finding,) = diagnose(one)
+    assert (finding.kind, finding.keys) == ("hot-key", ("GLOBAL",))
+    assert "DynamoDB names no cause; 100% of these throttles fell on one" in finding.evidence
+
+
+def test_throttles_with_no_reason_are_the_engines_not_heat() -> None:
+    results = make_results(steady("t", ["GLOBAL"], per_second=60, throttled=1, cause=None))
+    (finding,) = diagnose(results)
+    assert (finding.kind, finding.cause) == ("engine-refusals", "not reported")
+    assert "reason not reported" in finding.evidence
+    assert "GLOBAL" not in finding.title
+
+
+def test_provisioned_capacity_is_sized_at_auto_scalings_target() -> None:
+    results = capacity_run("provisioned", "TableWriteProvisionedThroughputExceeded")
+    (finding,) = diagnose(results)
+    assert finding.kind == "provisioned-capacity"
+    # 4,800 units/s at 70% utilisation.
+    assert "Provision 6,900 write capacity units" in finding.remedy
+
+
+def test_the_most_refused_comes_first() -> None:
+    quiet = steady("a", ["A"], per_second=30, throttled=1)
+    throttled = steady("b", ["B"], per_second=30, throttled=3)
+    events = sorted(quiet + throttled, key=lambda e: e["second"])
+    assert [f.scope for f in diagnose(make_results(events))] == ["b", "a"]
+
+
+# --- refusals that are not throttles ------------------------------------------------------
+
+
+def test_requests_refused_before_any_work_are_named_with_the_message_and_no_key() -> None:
+    message = 'Invalid ConditionExpression: Syntax error; token: "0", near: "> 0"'
+    row = op_row("buy", "TransactWriteItems", 836, failures=836,
+                 errors={"ValidationException": 836},
+                 error_messages=[{"code": "ValidationException", "message": message,
+                                  "count": 836}])  # fmt: skip
+    (finding,) = diagnose(make_results([], [row]))
+    assert (finding.kind, finding.patterns) == ("rejected", ("buy",))
+    assert message in finding.evidence and "cost nothing" in finding.evidence
+
+
+def test_failed_conditions_are_their_own_finding_not_a_throttle() -> None:
+    row = op_row("buy", "TransactWriteItems", 400, failures=8,
+                 errors={"TransactionCanceledException": 8},
+                 cancellations={"ConditionalCheckFailed": 8})  # fmt: skip
+    (finding,) = diagnose(make_results([], [row]))
+    assert finding.kind == "condition-failed"
+    assert "8 of 400 calls of buy failed their condition" in finding.evidence
+
+
+def test_many_transactions_on_one_item_are_warned_of_with_their_rate() -> None:
+    row = op_row("buy", "TransactWriteItems", 100,
+                 hot_key={"key": "EVENT#taylor", "share": 0.7, "table": "Tickets",
+                          "index": None})  # fmt: skip
+    results = make_results([], [row])
+    with_design(results, [pattern("buy", "TransactWriteItems", 800.0, table="Tickets")])
+    (finding,) = diagnose(results)
+    assert finding.kind == "transaction-contention"
+    assert "560 transactions/s on EVENT#taylor" in finding.evidence
+    assert CONTENTION_RATE < 560
+
+
+# --- without a refusal -------------------------------------------------------------------
+
+
+def test_a_key_near_its_ceiling_is_a_risk_without_a_throttle() -> None:
+    (finding,) = diagnose(make_results(steady("t", ["GLOBAL"], per_second=60)))
+    assert (finding.kind, finding.keys, finding.cause) == ("hot-key", ("GLOBAL",), "partition")
+    assert "0 of the 0 throttled" in finding.evidence
+
+
+def test_even_spread_has_nothing_to_name() -> None:
+    results = make_results(steady("t", [f"k{i}" for i in range(500)], per_second=50))
+    (finding,) = diagnose(results)
+    assert finding.kind == "even"

@@ -8,6 +8,7 @@ from typing import Any
 from loadgen.verdict.patterns import (
     EMPTY,
     FAIL,
+    NOT_JUDGED,
     PASS,
     format_pattern_verdicts,
     pattern_verdicts,
@@ -18,12 +19,23 @@ from tests.results_factory import make_results, op_row, pattern, steady, with_de
 ONLINE = {"key": "STATUS#online", "share": 0.97, "table": "chat", "index": "GSI1"}
 
 
+def throttle(reason: str, scope: str | None, cause: str, attempts: int) -> dict[str, Any]:
+    """One entry of an operation row's ``throttles``, as the recorder writes it."""
+    return {"reason": reason, "scope": scope, "cause": cause,
+            "source": "engine" if cause == "not reported" else "model",
+            "exception": "ThrottlingException", "attempts": attempts, "final": 0,
+            "resource": None}  # fmt: skip
+
+
 def chat_results(*, empty: bool = False, offered: Any = None) -> dict[str, Any]:
     """Four patterns: a status GSI read hot and throttled, a slow room read, a status write,
     and a profile read that passes."""
     operations = [
         op_row("online_now", "Query", 620, throttled=380, retries=380, p50=4, p99=30,
-               units={"chat/GSI1": {"read": 3809.5, "write": 0}}, hot_key=ONLINE),
+               units={"chat/GSI1": {"read": 3809.5, "write": 0}}, hot_key=ONLINE,
+               throttles=[throttle("IndexReadKeyRangeThroughputExceeded", "chat/GSI1",
+                                   "partition", 380)],
+               scope_keys={"chat/GSI1": {"key": "STATUS#online", "share": 0.97}}),
         op_row("room_messages", "Query", 500, p50=12, p95=40, p99=84,
                hot_key={"key": "ROOM#7", "share": 0.02, "table": "chat", "index": None}),
         op_row("set_status", "UpdateItem", 200, p50=3, p99=8,
@@ -52,7 +64,8 @@ def by_id(results: dict[str, Any]) -> dict[str, Any]:
 def test_each_pattern_passes_or_fails_with_its_reason_in_words() -> None:
     verdicts = by_id(chat_results())
     assert verdicts["online_now"].reason == (
-        "FAIL: 38% of attempts throttled on STATUS#online (index GSI1), reads"
+        "FAIL: 38% of attempts throttled: a partition's ceiling on STATUS#online "
+        "(index GSI1 of chat), reads"
     )
     assert verdicts["room_messages"].reason == "FAIL: p99 84 ms over the 10 ms need"
     assert verdicts["set_status"].reason == "PASS"
@@ -65,8 +78,13 @@ def test_a_latency_need_is_shown_but_not_judged_on_a_local_target() -> None:
     results = chat_results()
     results["run"]["target"] = "embedded emulator (http://127.0.0.1:8000) in front of moto"
     room = by_id(results)["room_messages"]
-    assert room.status == PASS
-    assert room.reason == "PASS: p99 84 ms against the 10 ms need not judged on a local target"
+    assert room.status == NOT_JUDGED
+    assert room.reason == (
+        "NOT JUDGED: p99 84 ms against the 10 ms need: a local engine's latency is not DynamoDB's"
+    )
+    # A need it met is not a PASS either: a local engine's latency says nothing of it.
+    assert by_id(results)["profile"].status == NOT_JUDGED
+    assert by_id(results)["set_status"].status == PASS  # no latency need: judged
     assert by_id(chat_results())["room_messages"].status == FAIL  # on AWS it decides
 
 
@@ -77,15 +95,74 @@ def test_a_closed_model_run_delivers_requests_per_second_over_the_scale() -> Non
     assert verdicts["profile"].delivered_share == 10.0
 
 
-def test_a_rate_run_that_fell_short_fails_on_delivery() -> None:
+def test_a_rate_run_the_machine_did_not_deliver_is_not_judged() -> None:
     offered = {
-        "online_now": (1000, 1000), "room_messages": (500, 500),
+        "online_now": (1000, 610), "room_messages": (500, 500),
         "set_status": (200, 200), "profile": (2000, 1220),
     }  # fmt: skip
     verdicts = by_id(chat_results(offered=offered))
     assert verdicts["profile"].rate_delivered == 122.0
-    assert verdicts["profile"].reason == "FAIL: load not delivered: 61% of the rate asked"
+    assert verdicts["profile"].status == NOT_JUDGED
+    assert verdicts["profile"].reason == (
+        "NOT JUDGED: load not delivered: the machine sent 61% of the rate asked (the run "
+        "judges the machine, not the design; see its load lines)"
+    )
     assert verdicts["set_status"].rate_delivered == 20.0
+    # Throttled at less than its load, it throttles at its load: still a FAIL, said so.
+    assert verdicts["online_now"].status == FAIL
+    assert "load not delivered" in verdicts["online_now"].reason
+
+
+def test_reads_that_mostly_found_nothing_are_not_judged() -> None:
+    results = chat_results()
+    results["operations"][3].update(looked=2000, found=166)
+    verdict = by_id(results)["profile"]
+    assert verdict.status == NOT_JUDGED
+    assert "only 8% of its reads found an item" in verdict.reason
+
+
+def test_conditions_that_mostly_failed_are_not_judged_and_are_no_failure() -> None:
+    results = chat_results()
+    results["operations"][2].update(failures=150, errors={"TransactionCanceledException": 150},
+                                    cancellations={"ConditionalCheckFailed": 150})  # fmt: skip
+    verdict = by_id(results)["set_status"]
+    assert verdict.status == NOT_JUDGED and verdict.condition_failed == 150
+    assert "75% of its calls failed their condition" in verdict.reason
+
+
+def test_a_tables_capacity_is_named_as_the_cause_not_a_key() -> None:
+    results = chat_results()
+    results["operations"][2].update(
+        throttled_attempts=100, throttles=[throttle("TableWriteKeyRangeThroughputExceeded", "chat",
+                                           "capacity", 100)])  # fmt: skip
+    assert by_id(results)["set_status"].reason == (
+        "FAIL: 50% of attempts throttled: the on-demand capacity it has grown to (warm "
+        "throughput, or twice its peak) of table chat (TableWriteKeyRangeThroughputExceeded), "
+        "writes"
+    )
+
+
+def test_a_reason_the_target_did_not_give_is_said_so() -> None:
+    results = chat_results()
+    results["operations"][2].update(
+        throttled_attempts=100, throttles=[throttle("not reported", None, "not reported", 100)]
+    )
+    assert by_id(results)["set_status"].reason == (
+        "FAIL: 50% of attempts throttled: reason not reported, writes"
+    )
+
+
+def test_a_rejected_request_fails_with_the_targets_message() -> None:
+    results = chat_results()
+    results["operations"][2].update(
+        failures=200, errors={"ValidationException": 200},
+        error_messages=[{"code": "ValidationException", "count": 200,
+                         "message": "Invalid UpdateExpression: Syntax error"}],
+    )  # fmt: skip
+    assert by_id(results)["set_status"].reason == (
+        "FAIL: 100% of calls failed (ValidationException x200: Invalid UpdateExpression: "
+        "Syntax error)"
+    )
 
 
 def test_an_empty_table_never_passes_silently() -> None:
@@ -157,7 +234,7 @@ def test_a_gate_asks_every_pattern_to_pass() -> None:
     every = parse_thresholds({"run": {"min_patterns_passed_ratio": 1}})
     (check,) = evaluate(chat_results(), every).checks
     assert check.status == GATE_FAIL
-    assert check.detail.startswith("2 of 4 patterns passed: 50.00% (limit >= 100.00%); ")
+    assert check.detail.startswith("2 of 4 judged patterns passed: 50.00% (limit >= 100.00%); ")
     assert "room_messages: FAIL: p99 84 ms over the 10 ms need" in check.detail
     half = parse_thresholds({"run": {"min_patterns_passed_ratio": 0.5}})
     assert evaluate(chat_results(), half).checks[0].status == GATE_PASS
@@ -174,4 +251,4 @@ def test_too_few_arrivals_say_so_instead_of_judging_delivery() -> None:
     assert profile.status == PASS
     assert "only 10 arrival(s) offered, too few to judge delivery" in profile.reason
     offered["profile"] = (100, 90)
-    assert by_id(chat_results(offered=offered))["profile"].status == FAIL
+    assert by_id(chat_results(offered=offered))["profile"].status == NOT_JUDGED

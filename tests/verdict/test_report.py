@@ -26,13 +26,16 @@ def orders_like():
         event(
             s, "TransactWriteItems", "orders", [f"USER#{i % 7}", f"ORDER#{s}-{i}"],
             throttled=1 if i % 3 == 0 else 0, index_keys={"status": ["STATUS#<NEW>"]},
+            refused_by="status",
         )
         for s in range(8)
         for i in range(25)
     ]  # fmt: skip
     operations = [
         op_row("orders.create", "TransactWriteItems", 200, failures=20, throttled=67, p99=900,
-               errors={"TransactionCanceledException": 20}),
+               errors={"TransactionCanceledException": 20},
+               cancellations={"ThrottlingError": 20},
+               scope_keys={"orders/status": {"key": "STATUS#<NEW>", "share": 1.0}}),
         op_row("orders.get", "GetItem", 40, p99=None, p50=None, p95=None),
     ]  # fmt: skip
     return make_results(events, operations, scale=0.02)
@@ -112,8 +115,8 @@ def test_a_design_run_shows_its_pattern_verdicts_and_a_rate_run_its_rate() -> No
     assert "None users" not in page
     assert "<h2>Access patterns: verdicts</h2>" in page
     assert (
-        "FAIL: 34% of attempts throttled on STATUS#&lt;NEW&gt; (index status), writes; "
-        "10% of calls failed (TransactionCanceledException x20)"
+        "FAIL: 34% of attempts throttled: a partition&#x27;s ceiling on STATUS#&lt;NEW&gt; "
+        "(index status of orders), writes"
     ) in page
     # Without a design, no verdict table.
     assert "Access patterns: verdicts" not in build_html(orders_like(), dict.fromkeys(CHARTS, b""))
