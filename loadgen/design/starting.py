@@ -10,7 +10,10 @@ A run writes every item up to ``limit`` items in all. Above it, the first genera
 (those its distribution draws most), keeping the rest whole: each partition that is written
 holds as many items, of the same sizes, as at launch, so a Query reads what it would read
 then; the partitions left out are the coldest, and the plan states the share of draws that
-fall on written values.
+fall on written values. The items a condition or an update reads (an entity keyed by a
+conditional write, an UpdateItem or a transaction's Update or ConditionCheck) are never cut,
+whatever the limit: a purchase that draws an event with no inventory item would fail its
+condition for want of data, and the design would be judged on it.
 
     plans, notes = starting_plans(design, limit=100_000)
 """
@@ -26,7 +29,7 @@ from loadgen.design.generators import Draws, ValueGenerator, enumerate_values, h
 from loadgen.design.loader import Design
 from loadgen.design.templates import RequestTemplate
 
-__all__ = ["DEFAULT_LIMIT", "TablePlan", "starting_plans"]
+__all__ = ["DEFAULT_LIMIT", "TablePlan", "read_by_writes", "starting_plans"]
 
 DEFAULT_LIMIT = 20_000
 """Items a run writes before its load at most, unless told otherwise: about 15 s through the
@@ -101,10 +104,20 @@ def starting_plans(
         populations.append((name, table, sizes))
         wanted += math.prod(size for _, size in sizes)
     literal = sum(len(rows) for rows in (design.spec.items or {}).values())
-    budget = max(0, limit - literal)
+    kept_whole = read_by_writes(design)
+    whole = sum(
+        math.prod(n for _, n in sizes) for name, _, sizes in populations if name in kept_whole
+    )
+    budget = max(0, limit - literal - whole)
+    wanted -= whole
+    if whole and limit and whole + literal > limit:
+        notes.append(
+            f"{', '.join(sorted(kept_whole))}: all {whole:,} item(s) written, over the "
+            f"{limit:,}-item cap: a condition or an update reads them"
+        )
     for name, table, sizes in populations:
         total = math.prod(size for _, size in sizes)
-        if wanted > budget and total:
+        if name not in kept_whole and wanted > budget and total:
             inner = max(1, total // sizes[0][1])
             keep = max(1, budget * total // wanted // inner)
             if keep < sizes[0][1]:
@@ -154,3 +167,29 @@ def starting_plans(
 
         plans.append(TablePlan(requests[table], item, sum(offsets), ", ".join(sources[table])))
     return plans, notes
+
+
+def read_by_writes(design: Design) -> set[str]:
+    """The entities whose items a condition or an update reads: each pattern or transaction
+    action that updates, checks or writes under a condition, matched to the entity it names
+    or whose key templates its key repeats."""
+    default = next(iter(design.schemas))
+    keyed: list[tuple[str, str | None, dict[str, str]]] = []
+    for pattern in design.patterns:
+        table = pattern.table or default
+        if pattern.operation == "UpdateItem" or (
+            pattern.condition and pattern.operation in ("PutItem", "DeleteItem")
+        ):
+            keyed.append((table, pattern.entity, dict(pattern.key or {})))
+        for action in pattern.actions or ():
+            if action.operation in ("Update", "ConditionCheck") or action.condition:
+                keyed.append((action.table or table, action.entity, dict(action.key or {})))
+    found = set()
+    for name, entity in design.spec.entities.items():
+        table = entity.table or default
+        for owner, named, key in keyed:
+            if owner != table:
+                continue
+            if named == name or (key and all(entity.item.get(a) == v for a, v in key.items())):
+                found.add(name)
+    return {name for name in found if design.spec.entities[name].populate}
