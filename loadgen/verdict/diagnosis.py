@@ -235,6 +235,11 @@ def _refused(results: dict[str, Any]) -> list[Finding]:
         cancelled = row.get("cancellations") or {}
         failed = sum(m["count"] for m in messages if m["code"] in _CONDITION_CODES)
         failed += cancelled.get("ConditionalCheckFailed", 0)
+        said = "; ".join(
+            f"{m['code']}: {m['message']}"
+            for m in messages
+            if m["message"] and (m["code"] in _CONDITION_CODES or m["code"].startswith("Trans"))
+        )
         if failed:
             found.append(
                 Finding(
@@ -243,8 +248,9 @@ def _refused(results: dict[str, Any]) -> list[Finding]:
                     (),
                     f"Conditions that failed: {row['name']}",
                     f"{failed:,} of {row['requests']:,} calls of {row['name']} failed their "
-                    "condition (ConditionalCheckFailed): the item's state refused the write, "
-                    "not its partition. DynamoDB charges a failed condition's write units.",
+                    f"condition ({said or 'ConditionalCheckFailed'}): the item's state refused "
+                    "the write, not its partition. DynamoDB charges a failed condition's "
+                    "write units.",
                     "Not a throttle. If the items were missing, the starting data did not hold "
                     "what the condition reads; if the condition is the design's (stock sold "
                     "out), count these as the answer it gives.",
