@@ -48,12 +48,12 @@ Cause = Literal["partition", "capacity", "provisioned", "account", "maximum"]
 
 CAUSES: dict[str, str] = {
     "partition": "a partition's ceiling",
-    "capacity": "the on-demand capacity it has grown to (warm throughput, or twice its peak)",
-    "provisioned": "its provisioned capacity",
+    "capacity": "the on-demand capacity",
+    "provisioned": "the provisioned capacity",
     "account": "the per-table on-demand quota",
-    "maximum": "its configured on-demand maximum",
+    "maximum": "the configured on-demand maximum",
 }
-"""Each cause, as the limit it names."""
+"""Each cause, as the limit it names (of a table or index)."""
 
 HEADER = "X-Partition-Heat-Throttle"
 """Response header in which the emulator names the cause of each throttle it answers."""

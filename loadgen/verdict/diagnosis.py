@@ -106,23 +106,23 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
         f"{group.attempts:,.0f} {side} attempts throttled on {scope.name} "
         f"({', '.join(sorted(group.reasons))}); "
         + (group.inferred + ": " if group.inferred else "the partition model's cause: ")
-        + f"{CAUSES[cause]}, not a key."
+        + f"{CAUSES[cause]} of {_what(scope)}, not a key."
     )
     if cause == "capacity":
         warm = table.get(f"warm_{side}_units")
         default = ON_DEMAND_WARM_READ_UNITS if side == "read" else ON_DEMAND_WARM_WRITE_UNITS
         serves = (
-            f"its warm throughput, {float(warm):,.0f}"
+            f"{float(warm):,.0f} {side} units/s at once (its WarmThroughput)"
             if warm
-            else f"{default:,.0f}, a new on-demand table's warm throughput"
+            else f"{default:,.0f} {side} units/s at once (a new on-demand table's warm throughput)"
         )
         return Finding(
             "table-capacity",
             scope.name,
             (),
             f"The on-demand capacity of {_what(scope)}: {side}s past what it serves yet",
-            f"{said} It serves {serves} {side} units/s at once, and twice its previous peak "
-            f"only once that peak is 30 minutes old.{_asks(want, side)}{_back_pressure(group)}",
+            f"{said} It serves {serves}, and twice its previous peak only once that peak is "
+            f"30 minutes old.{_asks(want, side)}{_back_pressure(group)}",
             f"Raise the {'index' if scope.index else 'table'}'s warm throughput before the "
             f"launch: WarmThroughput {unit}UnitsPerSecond {need} (UpdateTable; it only grows), "
             f"or provision {_provision(figure)} {side} capacity units "

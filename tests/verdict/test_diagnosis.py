@@ -184,7 +184,9 @@ def test_an_on_demand_tables_capacity_is_named_with_the_warm_throughput_it_needs
     assert (finding.kind, finding.scope, finding.keys, finding.cause) == (
         "table-capacity", "Tickets", (), "capacity",
     )  # fmt: skip
-    assert "4,000, a new on-demand table's warm throughput" in finding.evidence
+    assert (
+        "4,000 write units/s at once (a new on-demand table's warm throughput)" in finding.evidence
+    )
     assert "The launch asks 4,800 write units/s" in finding.evidence
     assert "WarmThroughput WriteUnitsPerSecond 4,800" in finding.remedy
     assert "Sharding keys does not help" in finding.remedy
@@ -198,7 +200,7 @@ def test_a_tables_own_warm_throughput_is_the_figure_it_serves() -> None:
          "warm_write_units": 4500}
     ]  # fmt: skip
     (finding,) = diagnose(results)
-    assert "its warm throughput, 4,500 write units/s" in finding.evidence
+    assert "4,500 write units/s at once (its WarmThroughput)" in finding.evidence
 
 
 def test_on_dynamodb_itself_spread_throttles_are_the_capacity_and_one_key_is_a_key() -> None:

@@ -136,9 +136,8 @@ def test_a_tables_capacity_is_named_as_the_cause_not_a_key() -> None:
         throttled_attempts=100, throttles=[throttle("TableWriteKeyRangeThroughputExceeded", "chat",
                                            "capacity", 100)])  # fmt: skip
     assert by_id(results)["set_status"].reason == (
-        "FAIL: 50% of attempts throttled: the on-demand capacity it has grown to (warm "
-        "throughput, or twice its peak) of table chat (TableWriteKeyRangeThroughputExceeded), "
-        "writes"
+        "FAIL: 50% of attempts throttled: the on-demand capacity of table chat "
+        "(TableWriteKeyRangeThroughputExceeded), writes"
     )
 
 
