@@ -116,13 +116,34 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             if warm
             else f"{default:,.0f} {side} units/s at once (a new on-demand table's warm throughput)"
         )
+        at_once = float(warm) if warm else default
+        evidence = (
+            f"{said} It serves {serves}, and twice its previous peak only once that peak is "
+            f"30 minutes old.{_asks(want, side)}{_back_pressure(group)}"
+        )
+        if want is not None and want.units_per_s <= at_once:
+            # The mean demand fits: the refused attempts came in seconds that bunched above it.
+            return Finding(
+                "table-capacity",
+                scope.name,
+                (),
+                f"The on-demand capacity of {_what(scope)}: seconds of {side}s above it",
+                f"{evidence} The launch's demand fits within it; these attempts met seconds "
+                "whose arrivals bunched above it.",
+                f"Nothing is needed for the launch's mean demand; for headroom against its "
+                f"busiest seconds, raise WarmThroughput {unit}UnitsPerSecond above "
+                f"{at_once:,.0f}.",
+                GUIDES["warm-throughput"],
+                group.attempts,
+                cause,
+                tuple(group.patterns),
+            )
         return Finding(
             "table-capacity",
             scope.name,
             (),
             f"The on-demand capacity of {_what(scope)}: {side}s past what it serves yet",
-            f"{said} It serves {serves}, and twice its previous peak only once that peak is "
-            f"30 minutes old.{_asks(want, side)}{_back_pressure(group)}",
+            evidence,
             f"Raise the {'index' if scope.index else 'table'}'s warm throughput before the "
             f"launch: WarmThroughput {unit}UnitsPerSecond {need} (UpdateTable; it only grows), "
             f"or provision {_provision(figure)} {side} capacity units "
