@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from loadgen.refusals import CAUSES, NOT_REPORTED, THROTTLING_REASONS
 
@@ -31,8 +31,6 @@ __all__ = [
     "reasons_html",
     "throttles",
 ]
-
-Of = Literal["cause", "reason"]
 
 CLASSES: dict[str, tuple[str, ...]] = {
     "cause": (*CAUSES, NOT_REPORTED),
@@ -138,9 +136,9 @@ def cancellations(results: dict[str, Any]) -> list[Cancellations]:
     ]
 
 
-def by_class(row: dict[str, Any], of: Of) -> dict[str, int]:
-    """A row's throttles (attempts and batch items left unprocessed) per class `of` its
-    cause or its reason; a word outside `CLASSES` keeps its own name."""
+def by_class(row: dict[str, Any], of: str) -> dict[str, int]:
+    """A row's throttles (attempts and batch items left unprocessed) per class: ``of``
+    ``"cause"`` or ``"reason"`` (`CLASSES`); a word outside them keeps its own name."""
     found: dict[str, int] = {}
     for said in row.get("throttles") or ():
         name = said[of] or NOT_REPORTED
