@@ -47,10 +47,12 @@ without a known key (a Scan); ``access`` is read or write. ``reason`` is DynamoD
 each ``not reported`` where the target said nothing; ``table`` and ``index`` are those the
 throttle's resource names (empty when it names none). ``code`` is a cancelled transaction's
 reason (``ConditionalCheckFailed``, ``TransactionConflict``, ...). Error messages are never
-labels: they are in the results file. ``users`` and ``run_info`` come
-from the Locust environment given to `HeatCollector` (``register`` gives it): dashboards
-put the users beside the heat they cause, and select instances by workload through
-``run_info`` (an info metric rather than a label on every series, as ``node_uname_info``).
+labels: they are in the results file.
+
+``users`` and ``run_info`` come from the Locust environment given to `HeatCollector`
+(``register`` gives it): dashboards put the users beside the heat they cause, and select
+instances by workload through ``run_info`` (an info metric rather than a label on every
+series, as ``node_uname_info``).
 """
 
 from __future__ import annotations
