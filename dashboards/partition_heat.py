@@ -2,8 +2,9 @@
 
 Reads the harness's own metrics (``partition_heat_*``, served by ``loadgen run
 --metrics-port`` or a Locust master with ``--metrics-port``; see loadgen/exporter.py). The
-top row is the cause (users, request rate, throttles), the middle the heat (one heatmap per
-signal, hash bucket against time), the bottom the consequences (hot keys, latency, errors).
+top rows are the cause (users, request rate, throttles and what the target said of them),
+the middle the heat (one heatmap per signal, hash bucket against time), the bottom the
+consequences (hot keys, latency, errors).
 
 Reading the heatmaps: a bright horizontal band is a hot key or partition; vertical stripes
 are bursts; an even glow is a key design that spreads the load. A monotonically increasing
@@ -55,6 +56,14 @@ _TOTAL_UNITS = " + ".join(
     f"[{RANGE}])) or vector(0))"
     for kind in ("read", "write")
 )
+
+
+def _by_reason(by: str, function: str, window: str) -> str:
+    """Throttled attempts by what the target said, summed by the labels ``by``."""
+    return (
+        f"sum by ({by}) ({function}(partition_heat_throttled_attempts_by_reason_total"
+        f"{{{INSTANCE}}}[{window}]))"
+    )
 
 
 def _top(metric: str) -> str:
@@ -140,12 +149,64 @@ panels = [
         grid(12, 1, 12, 8),
         unit="percentunit",
     ),
-    row("Heat: key space over time", 9),
+    timeseries(
+        "Throttled attempts by reason",
+        "Throttled attempts per second by what the target said: DynamoDB's ThrottlingReason "
+        "(table or index, read or write, and the limit) and, in brackets, the partition "
+        "model's cause, which the emulator sends beside it. DynamoDB gives one reason, "
+        "...KeyRangeThroughputExceeded, both for a hot partition (cause: partition; shard the "
+        "key) and for an on-demand table or index asked for more than it has grown to "
+        "(cause: capacity; raise its warm throughput): the cause tells them apart. Against "
+        "DynamoDB itself the cause is 'not reported', and so is a reason the target did not "
+        "give: never a guess.",
+        targets((_by_reason("reason, cause", "rate", RATE), "{{reason}} ({{cause}})")),
+        grid(0, 9, 12, 8),
+        unit="reqps",
+    ),
+    core.Table(
+        title="Throttles by reason, per access pattern",
+        description="Throttled attempts since the start of the run, per access pattern and "
+        "the table or index the throttle named (the index itself when a GSI's write capacity "
+        "held back the table's write), by DynamoDB's ThrottlingReason and the partition "
+        "model's cause ('not reported' where the target gave none).",
+        dataSource=DATASOURCE,
+        targets=targets(
+            (_by_reason("pattern, table, index, reason, cause", "last_over_time", RANGE), ""),
+            instant=True,
+        ),
+        gridPos=grid(12, 9, 12, 8),
+        transformations=[
+            {
+                "id": "organize",
+                "options": {
+                    "excludeByName": {"Time": True},
+                    "indexByName": {
+                        "pattern": 0,
+                        "table": 1,
+                        "index": 2,
+                        "reason": 3,
+                        "cause": 4,
+                        "Value": 5,
+                    },
+                    "renameByName": {
+                        "pattern": "Access pattern",
+                        "table": "Table",
+                        "index": "Index",
+                        "reason": "Reason",
+                        "cause": "Cause",
+                        "Value": "Throttled attempts",
+                    },
+                },
+            },
+            {"id": "sortBy", "options": {"sort": [{"field": "Throttled attempts", "desc": True}]}},
+        ],
+    ),
+    row("Heat: key space over time", 17),
     heatmap(
         "Requests per bucket",
         "Partition-key touches per second (a batch of n keys counts n)." + HEATMAP_NOTE,
         _heat("bucket_requests_total"),
-        grid(0, 10, 12, 10),
+        grid(0, 18, 12, 10),
         unit="reqps",
     ),
     heatmap(
@@ -154,7 +215,7 @@ panels = [
         "without throttles is fine; a band here is the partition that is short of capacity."
         + HEATMAP_NOTE,
         _heat("bucket_throttled_attempts_total"),
-        grid(12, 10, 12, 10),
+        grid(12, 18, 12, 10),
         unit="reqps",
     ),
     heatmap(
@@ -162,7 +223,7 @@ panels = [
         "Write capacity units per second. A partition serves at most 1,000 (times the "
         "emulator's scale)." + HEATMAP_NOTE,
         _heat("bucket_consumed_write_units_total"),
-        grid(0, 20, 12, 10),
+        grid(0, 28, 12, 10),
         unit="short",
     ),
     heatmap(
@@ -170,10 +231,10 @@ panels = [
         "Read capacity units per second. A partition serves at most 3,000 (times the "
         "emulator's scale)." + HEATMAP_NOTE,
         _heat("bucket_consumed_read_units_total"),
-        grid(12, 20, 12, 10),
+        grid(12, 28, 12, 10),
         unit="short",
     ),
-    row("Consequences: hot keys, latency, errors", 30),
+    row("Consequences: hot keys, latency, errors", 38),
     core.Table(
         title="Hottest partition keys",
         description="The ten keys with the most requests in the table or index, since the "
@@ -187,7 +248,7 @@ panels = [
             (f"{_top('consumed_units')} / scalar({_TOTAL_UNITS})", ""),
             instant=True,
         ),
-        gridPos=grid(0, 31, 12, 10),
+        gridPos=grid(0, 39, 12, 10),
         transformations=[
             # One row per key: the four instant queries joined on it.
             {"id": "merge", "options": {}},
@@ -227,14 +288,14 @@ panels = [
             target(_latency(0.95), "{{operation}} p95", ref="B"),
             target(_latency(0.99), "{{operation}} p99", ref="C"),
         ],
-        grid(12, 31, 12, 10),
+        grid(12, 39, 12, 10),
         unit="s",
     ),
     timeseries(
         "Requests by access pattern",
         "Calls per second per access pattern, stacked: the mix the heat above comes from.",
         targets((_per_pattern("requests_total"), "{{pattern}}")),
-        grid(0, 41, 12, 8),
+        grid(0, 49, 12, 8),
         unit="reqps",
         stacked=True,
     ),
@@ -249,7 +310,7 @@ panels = [
                 "{{error_code}}",
             )
         ),
-        grid(12, 41, 12, 8),
+        grid(12, 49, 12, 8),
         unit="reqps",
         draw_style="bars",
     ),

@@ -34,9 +34,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "CANCELLATION_CODES",
     "CAUSES",
     "HEADER",
     "NOT_REPORTED",
+    "THROTTLING_REASONS",
     "Cause",
     "Refusal",
     "header_value",
@@ -54,6 +56,31 @@ CAUSES: dict[str, str] = {
     "maximum": "the configured on-demand maximum",
 }
 """Each cause, as the limit it names (of a table or index)."""
+
+THROTTLING_REASONS: tuple[str, ...] = tuple(
+    f"{scope}{kind}{limit}"
+    for scope in ("Table", "Index")
+    for kind in ("Read", "Write")
+    for limit in (
+        "KeyRangeThroughputExceeded",
+        "ProvisionedThroughputExceeded",
+        "AccountLimitExceeded",
+        "MaxOnDemandThroughputExceeded",
+    )
+)
+"""DynamoDB's 16 ``ThrottlingReason`` values: table or index, read or write, and the limit.
+https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_ThrottlingReason.html"""
+
+CANCELLATION_CODES: tuple[str, ...] = (
+    "ConditionalCheckFailed",
+    "ItemCollectionSizeLimitExceeded",
+    "TransactionConflict",
+    "ProvisionedThroughputExceeded",
+    "ThrottlingError",
+    "ValidationError",
+)
+"""The codes of a cancelled transaction's ``CancellationReasons`` (``None`` aside).
+https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html"""
 
 HEADER = "X-Partition-Heat-Throttle"
 """Response header in which the emulator names the cause of each throttle it answers."""

@@ -6,6 +6,7 @@ the shape `loadgen run --out` writes.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from loadgen.heat.heatmap import HeatConfig, HeatMap
@@ -107,10 +108,9 @@ def op_row(
     cancellations: dict[str, int] | None = None,
     scope_keys: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    if error_messages is None:
+        error_messages = [{"code": c, "message": "", "count": n} for c, n in (errors or {}).items()]
     return {
-        "throttles": throttles or [],
-        "error_messages": error_messages or [],
-        "cancellations": cancellations or {},
         "scope_keys": scope_keys or {},
         "rejected": 0,
         "operation": operation,
@@ -125,11 +125,39 @@ def op_row(
         "retries": retries,
         "unprocessed_items": 0,
         "errors": errors or {},
+        "throttles": throttles or [],
+        "error_messages": error_messages,
+        "cancellations": cancellations or {},
         "units": units or {},
         "hot_key": hot_key,
         "p50_ms": p50,
         "p95_ms": p95,
         "p99_ms": p99,
+    }
+
+
+def throttle_row(
+    reason: str | None,
+    cause: str | None,
+    attempts: int,
+    *,
+    scope: str | None = "t",
+    exception: str = "ThrottlingException",
+    final: int = 0,
+) -> dict[str, Any]:
+    """One entry of a results row's ``throttles``, as `OperationCounts.throttle_rows` writes
+    it; None for what the target did not say."""
+    table, _, index = (scope or "").partition("/")
+    arn = f"arn:aws:dynamodb:us-east-1:000000000000:table/{table}" if scope else None
+    return {
+        "reason": reason or "not reported",
+        "scope": scope,
+        "cause": cause or "not reported",
+        "source": "model" if cause else "engine",
+        "exception": exception,
+        "attempts": attempts,
+        "final": final,
+        "resource": f"{arn}/index/{index}" if arn and index else arn,
     }
 
 
@@ -166,7 +194,13 @@ def make_results(
         p95=max((r["p95_ms"] or 0) for r in operations),
         p99=max((r["p99_ms"] or 0) for r in operations),
         duration_s=duration_s,
+        throttles=[t for r in operations for t in r.get("throttles") or ()],
+        error_messages=[m for r in operations for m in r.get("error_messages") or ()],
+        cancellations=dict(
+            sum((Counter(r.get("cancellations") or {}) for r in operations), Counter())
+        ),
     )
+    totals["errors"] = dict(sum((Counter(r["errors"]) for r in operations), Counter()))
     return {
         "schema_version": 1,
         "run": {

@@ -378,3 +378,26 @@ def test_every_emulator_partitions_query_returns_data(scraped: Scraped) -> None:
     assert set(
         values_of(grafana, "Consumed write units per partition", "B", "emulator_partitions")
     ) == {20.0}
+
+
+@pytest.mark.slow
+def test_the_reason_panels_say_what_refused(scraped: Scraped) -> None:
+    # The sensor's hour key is one hot partition of the table; the orders' PLACED status
+    # key one of its status index, whose write throttles refuse the table's writes: the
+    # throttle names the index, and the model's cause says a partition's ceiling.
+    grafana = Grafana(scraped.prometheus, build.to_json("partition_heat"), scraped.window)
+    (panel,) = [p for p in panels("partition_heat") if p["title"].startswith("Throttles by reason")]
+    said = {}
+    for workload in ("sensor", "orders"):
+        grafana.values = {"workload": workload}
+        grafana.values["instance"] = grafana.options("instance")[0][1]
+        assert max(values_of(grafana, "Throttled attempts by reason")) > 0
+        rows = scraped.prometheus.query(
+            grafana.interpolate(panel["targets"][0]["expr"]), scraped.window.end
+        )
+        said[workload] = {
+            (row["metric"]["reason"], row["metric"]["cause"], row["metric"].get("index", ""))
+            for row in rows
+        }
+    assert ("TableWriteKeyRangeThroughputExceeded", "partition", "") in said["sensor"], said
+    assert ("IndexWriteKeyRangeThroughputExceeded", "partition", "status") in said["orders"], said

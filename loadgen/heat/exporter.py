@@ -29,6 +29,9 @@ Metrics, all prefixed ``partition_heat_``:
 ``requests_total``, ``attempts_total``, ``retries_total``,         operation, pattern
 ``throttled_attempts_total``, ``unprocessed_items_total``
 ``failures_total``                                     operation, pattern, error_code
+``throttled_attempts_by_reason_total``,                operation, pattern, table, index,
+``unprocessed_items_by_reason_total``                  reason, cause
+``cancellation_reasons_total``                         operation, pattern, code
 ``request_duration_seconds`` (histogram, 1 ms to 10 s) operation, pattern
 ``buckets``                                            (the number of hash buckets B)
 ``users``                                              (Locust users running)
@@ -38,10 +41,18 @@ Metrics, all prefixed ``partition_heat_``:
 =====================================================  =====================================
 
 ``index`` is empty for the table itself; ``bucket`` is 0 to B-1, or ``none`` for requests
-without a known key (a Scan); ``access`` is read or write. ``users`` and ``run_info`` come
-from the Locust environment given to `HeatCollector` (``register`` gives it): dashboards
-put the users beside the heat they cause, and select instances by workload through
-``run_info`` (an info metric rather than a label on every series, as ``node_uname_info``).
+without a known key (a Scan); ``access`` is read or write. ``reason`` is DynamoDB's
+``ThrottlingReason`` (`loadgen.refusals.THROTTLING_REASONS`), ``cause`` the partition model's
+(``partition``, ``capacity``, ``provisioned``, ``account``, ``maximum``, told by the emulator),
+each ``not reported`` where the target said nothing; ``table`` and ``index`` are those the
+throttle's resource names (empty when it names none). ``code`` is a cancelled transaction's
+reason (``ConditionalCheckFailed``, ``TransactionConflict``, ...). Error messages are never
+labels: they are in the results file.
+
+``users`` and ``run_info`` come from the Locust environment given to `HeatCollector`
+(``register`` gives it): dashboards put the users beside the heat they cause, and select
+instances by workload through ``run_info`` (an info metric rather than a label on every
+series, as ``node_uname_info``).
 """
 
 from __future__ import annotations
@@ -63,7 +74,14 @@ from prometheus_client.core import (
 
 from loadgen.errors import ConfigError
 from loadgen.heat.heatmap import FIELDS
-from loadgen.heat.recorder import LATENCY_BUCKETS_S, RunRecorder
+from loadgen.heat.recorder import LATENCY_BUCKETS_S, OperationCounts, RunRecorder
+from loadgen.refusals import (
+    CANCELLATION_CODES,
+    CAUSES,
+    NOT_REPORTED,
+    THROTTLING_REASONS,
+    scope_of_arn,
+)
 
 __all__ = [
     "DEFAULT_HOST",
@@ -82,6 +100,15 @@ DEFAULT_HOST = "127.0.0.1"
 """Loopback: keys are test data; expose them beyond the machine only on purpose."""
 
 _PREFIX = "partition_heat_"
+
+# The reason, cause and cancellation labels take a fixed set of values: DynamoDB's 16
+# ThrottlingReasons, the model's 5 causes, the 6 cancellation codes, each with "not
+# reported", and "other" for a word outside them (a reason newer than this list, an engine's
+# own). A label with whatever a target sends would let one misbehaving target grow the
+# series without end; the results file keeps its words as given.
+REASON_VALUES = (*THROTTLING_REASONS, NOT_REPORTED, "other")
+CAUSE_VALUES = (*CAUSES, NOT_REPORTED, "other")
+CANCELLATION_VALUES = (*CANCELLATION_CODES, "other")
 
 
 class HeatCollector:
@@ -108,7 +135,13 @@ class HeatCollector:
         # Under Locust this runs in a greenlet between requests (gevent is cooperative and
         # nothing here yields), so it reads a consistent state without locks. Elsewhere
         # (plain threads) the loops work on copies of the containers, not the live ones.
-        for family in (*self._heat(), *self._keys(), *self._operations(), *self._load()):
+        for family in (
+            *self._heat(),
+            *self._keys(),
+            *self._operations(),
+            *self._refusals(),
+            *self._load(),
+        ):
             if family.samples:  # a family without samples is noise in the exposition
                 yield family
         yield GaugeMetricFamily(
@@ -246,6 +279,36 @@ class HeatCollector:
         yield failures
         yield latency
 
+    def _refusals(self) -> Iterator[Metric]:
+        labels = ["operation", "pattern", "table", "index", "reason", "cause"]
+        attempts = CounterMetricFamily(
+            _PREFIX + "throttled_attempts_by_reason_total",
+            "Throttled attempts by the target's ThrottlingReason and the partition model's "
+            "cause (an attempt refused on several tables or indexes counts for each)",
+            labels=labels,
+        )
+        items = CounterMetricFamily(
+            _PREFIX + "unprocessed_items_by_reason_total",
+            "Batch items left unprocessed, by the ThrottlingReason and cause the emulator gave",
+            labels=labels,
+        )
+        cancellations = CounterMetricFamily(
+            _PREFIX + "cancellation_reasons_total",
+            "Actions of cancelled transactions, by their CancellationReasons code",
+            labels=["operation", "pattern", "code"],
+        )
+        for (operation, pattern), counts in sorted(self.recorder.operations.items()):
+            for (table, index, reason, cause, item), n in sorted(_throttles(counts).items()):
+                family = items if item else attempts
+                family.add_metric([operation, pattern, table, index, reason, cause], n)
+            cancelled: dict[str, int] = {}
+            for code, n in list(counts.cancellations.items()):
+                code = code if code in CANCELLATION_VALUES else "other"
+                cancelled[code] = cancelled.get(code, 0) + n
+            for code, n in sorted(cancelled.items()):
+                cancellations.add_metric([operation, pattern, code], n)
+        yield from (attempts, items, cancellations)
+
     def _load(self) -> Iterator[Metric]:
         # The open model's arrivals: one series per operation of the workload's mix.
         families = [
@@ -266,19 +329,47 @@ class HeatCollector:
 
         Per lane (table or index, read or write) 3 x (B + 1); per table or index 2 x K + 2;
         per access pattern 5 counters + the histogram's len(LATENCY_BUCKETS_S) + 3 series +
-        one per error code; per operation of an open-model run 3 (offered, achieved,
-        dropped); plus 3 (the bucket count, the users, the run's info). No term grows with the
-        number of distinct keys.
+        one per error code + one per (table or index, reason, cause, attempt or batch item)
+        throttled + one per cancellation code; per operation of an open-model run 3 (offered,
+        achieved, dropped); plus 3 (the bucket count, the users, the run's info). No term grows
+        with the number of distinct keys, and the reasons and causes are bounded sets
+        (`REASON_VALUES`, `CAUSE_VALUES`, `CANCELLATION_VALUES`).
         """
         heat = self.recorder.heat
         per_pattern = 5 + len(LATENCY_BUCKETS_S) + 3
         return (
             len(heat.lanes) * FIELDS * (heat.config.buckets + 1)
             + len(heat.sketches) * (2 * heat.config.top_k + 2)
-            + sum(per_pattern + len(c.failures) for c in self.recorder.operations.values())
+            + sum(
+                per_pattern + len(c.failures) + len(_throttles(c)) + len(c.cancellations)
+                for c in self.recorder.operations.values()
+            )
             + 3 * len(self.recorder.load.operations)
             + 3
         )
+
+
+def _throttles(counts: OperationCounts) -> dict[tuple[str, str, str, str, bool], int]:
+    """A pattern's throttles by (table, index, reason, cause, batch item?), each label from
+    its bounded set."""
+    found: dict[tuple[str, str, str, str, bool], int] = {}
+    for (exception, reason, resource, cause), n in list(counts.throttles.items()):
+        table, index = scope_of_arn(resource) or ("", None)
+        key = (
+            table,
+            index or "",
+            _bounded(reason, REASON_VALUES),
+            _bounded(cause, CAUSE_VALUES),
+            exception.startswith("Unprocessed"),
+        )
+        found[key] = found.get(key, 0) + n
+    return found
+
+
+def _bounded(said: str, values: tuple[str, ...]) -> str:
+    if not said:
+        return NOT_REPORTED
+    return said if said in values else "other"
 
 
 def workload_name(environment: Any) -> str:

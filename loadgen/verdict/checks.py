@@ -36,7 +36,8 @@ from typing import Any
 
 from loadgen.errors import ConfigError
 from loadgen.pricing import Prices, currency_of
-from loadgen.verdict import analysis
+from loadgen.refusals import NOT_REPORTED
+from loadgen.verdict import analysis, reasons
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.cost import cost_of
 from loadgen.verdict.patterns import pattern_verdicts
@@ -157,12 +158,29 @@ def _verdict(gate: Gate, target: str, measured: float | None, what: str, note: s
 
 
 def _row_check(gate: Gate, target: str, row: dict[str, Any], base: dict[str, Any] | None) -> Check:
+    if gate.of:
+        return _class_check(gate, target, row)
     if gate.kind.baseline:
         if base is None:
             return _verdict(gate, target, None, "", "no baseline row to compare with")
         value = _row_regression(gate.name, row, base)
         return _verdict(gate, target, value, "change from the baseline: ", "")
     return _verdict(gate, target, _ROW_FIGURES[gate.name](row), _row_words(gate.name, row))
+
+
+def _class_check(gate: Gate, target: str, row: dict[str, Any]) -> Check:
+    """Throttles of one class (the model's cause, or DynamoDB's reason) per call: throttled
+    attempts and batch items left unprocessed, as the target named them."""
+    of = gate.kind.classes
+    if not reasons.kept(row):
+        return _verdict(gate, target, None, "", "the results file keeps no throttle reasons")
+    counts = reasons.by_class(row, of)
+    n = counts.get(gate.of, 0)
+    what = f"{n} throttles ({of} {gate.of}) in {row['requests']} calls: "
+    # Throttles the target named no class for may be of any class: say so beside the figure.
+    unsaid = counts.get(NOT_REPORTED, 0) if gate.of != NOT_REPORTED else 0
+    note = f"; {unsaid} more whose {of} was not reported" if unsaid else ""
+    return _verdict(gate, target, _ratio(n, row["requests"]), what, note)
 
 
 def _row_words(name: str, row: dict[str, Any]) -> str:

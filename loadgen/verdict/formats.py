@@ -72,7 +72,7 @@ def format_text(outcome: Outcome) -> str:
     ]
     for check in _sorted(outcome):
         lines.append(
-            f"  {check.status.upper():<4}  {check.classname}: {check.gate.name}: {check.detail}"
+            f"  {check.status.upper():<4}  {check.classname}: {check.gate.title}: {check.detail}"
         )
     return "\n".join(lines)
 
@@ -103,7 +103,7 @@ def junit_xml(outcome: Outcome) -> str:
             suite,
             "testcase",
             classname=_clean(check.classname),
-            name=check.gate.name,
+            name=_clean(check.gate.title),
             time="0",
         )
         if check.status == FAIL:
@@ -111,7 +111,7 @@ def junit_xml(outcome: Outcome) -> str:
                 case, "failure", message=_clean(check.detail), type="GateFailed"
             )
             failure.text = _clean(
-                f"{check.classname}: {check.gate.name} = {check.gate.limit:g}\n{check.detail}"
+                f"{check.classname}: {check.gate.title} = {check.gate.limit:g}\n{check.detail}"
             )
         elif check.status == SKIP:
             ET.SubElement(case, "skipped", message=_clean(check.detail))
@@ -147,13 +147,14 @@ def format_markdown(outcome: Outcome) -> str:
         limit = f"{sign} {format_value(check.gate.limit, kind.unit).lstrip('+')}"
         measured = format_value(check.measured, kind.unit)
         lines.append(
-            f"| {_MARK[check.status]} | `{check.gate.name}` | {_cell(check.target)} | "
+            f"| {_MARK[check.status]} | `{check.gate.title}` | {_cell(check.target)} | "
             f"{_cell(measured)} | {_cell(limit)} |"
         )
     if failed:
         lines += ["", "### Failed checks", ""]
         lines += [
-            f"- **{_cell(c.classname)}** `{c.gate.name}`: {_cell(c.detail)}" for c in outcome.failed
+            f"- **{_cell(c.classname)}** `{c.gate.title}`: {_cell(c.detail)}"
+            for c in outcome.failed
         ]
     findings = diagnose(
         outcome.results,

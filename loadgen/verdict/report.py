@@ -7,7 +7,9 @@ writes ``report/report.html`` and, beside it, ``heatmap.png``, ``top-keys.png``,
 ``throttles.png`` and ``latency.png`` (`loadgen.verdict.charts`). The page embeds the charts as
 base64 data, so it opens offline on its own, attached to a CI run or mailed; the PNGs are
 there for pull-request comments and wikis. It leads with the diagnosis
-(`loadgen.verdict.diagnosis`), which names the hot keys and the remedy from AWS's guides.
+(`loadgen.verdict.diagnosis`), which names the hot keys and the remedy from AWS's guides,
+followed by what the target said of each refusal (`loadgen.verdict.reasons`): throttles by
+reason and cause, errors with their messages, cancelled transactions by reason.
 
 The charts need matplotlib (``pip install 'partition-heat[report]'``); the gate does not.
 """
@@ -26,6 +28,7 @@ from loadgen.verdict import analysis
 from loadgen.verdict.cost import cost_html, cost_of
 from loadgen.verdict.diagnosis import Finding, diagnose
 from loadgen.verdict.patterns import pattern_verdicts, pattern_verdicts_html
+from loadgen.verdict.reasons import reasons_html
 
 __all__ = ["CHARTS", "build_html", "load_words", "require_matplotlib", "write_report"]
 
@@ -226,6 +229,7 @@ def build_html(
         f"<h1>{_e(title)}</h1><table>{info}</table>"
         f"{patterns}"
         f"<h2>Diagnosis</h2>{findings}"
+        f"<h2>What the target refused, in its words</h2>{reasons_html(results)}"
         f"<h2>Hot keys per table and index</h2>{_hot_keys(results, scale)}"
         f"<h2>What it costs a month</h2>{cost_html(cost_of(results, prices))}"
         f"{''.join(charts)}"

@@ -16,13 +16,19 @@ A YAML or TOML mapping with up to four sections; every gate is a name and a numb
     operations:          # per access pattern (``counter.increment``) or operation
       "counter.*":       # (``UpdateItem``); shell-style globs
         max_throttled_ratio: 0.05
+        max_throttled_ratio_by_cause:  # a limit per class: the model's cause of a throttle
+          partition: 0.01
+          capacity: 0
+          not reported: 0
     tables:              # per table or index (``ph-orders/status``); globs
       "*":
         max_hot_key_share: 0.25
         max_key_write_units_per_s: 500
         max_monthly_cost_usd: 1000
 
-`GATES` lists every gate, where it applies and what values it takes. A bad file raises
+`GATES` lists every gate, where it applies and what values it takes; a gate per class
+(``max_throttled_ratio_by_cause``, ``..._by_reason``) takes a mapping of classes to numbers and
+becomes one `Gate` a class. A bad file raises
 `ConfigError` with one line naming the gate and the value, and the CLI exits 2.
 
     thresholds = load_thresholds("examples/thresholds/counter.yaml")
@@ -39,6 +45,7 @@ from typing import Any
 
 from loadgen.configfile import read_yaml_or_toml
 from loadgen.errors import ConfigError
+from loadgen.verdict.reasons import CLASSES
 
 __all__ = [
     "GATES",
@@ -76,15 +83,27 @@ class GateKind:
     minimum: bool = False
     """The figure must be at least the limit (``min_*``), not at most."""
     integer: bool = False
+    classes: str = ""
+    """A limit per class of `loadgen.verdict.reasons.CLASSES` (``cause`` or ``reason``): the
+    gate takes a mapping of classes to limits."""
 
 
 _RATIO = "a ratio from 0 to 1"
 _PER_REQUEST = "a number >= 0 (throttled attempts per request; can exceed 1)"
+_PER_REQUEST_OF_CLASS = "a number >= 0 (throttles of the class per request; can exceed 1)"
 
 GATES: dict[str, GateKind] = {
     # Absolute gates on the run's totals and on each operation row.
     "max_failure_ratio": GateKind(_RUN, "ratio", highest=1.0, expects=_RATIO),
     "max_throttled_ratio": GateKind(_ALL, "ratio", expects=_PER_REQUEST),
+    # The same, per class of what the target said: the partition model's cause, or
+    # DynamoDB's ThrottlingReason; "not reported" is a class of its own.
+    "max_throttled_ratio_by_cause": GateKind(
+        _RUN, "ratio", expects=_PER_REQUEST_OF_CLASS, classes="cause"
+    ),
+    "max_throttled_ratio_by_reason": GateKind(
+        _RUN, "ratio", expects=_PER_REQUEST_OF_CLASS, classes="reason"
+    ),
     "max_p50_ms": GateKind(_RUN, "ms", expects="milliseconds >= 0"),
     "max_p95_ms": GateKind(_RUN, "ms", expects="milliseconds >= 0"),
     "max_p99_ms": GateKind(_RUN, "ms", expects="milliseconds >= 0"),
@@ -139,10 +158,17 @@ class Gate:
     """A glob over operation or scope names; empty for the run section."""
     name: str
     limit: float
+    of: str = ""
+    """The class a gate per class limits (``partition``, ``not reported``, ...); else empty."""
 
     @property
     def kind(self) -> GateKind:
         return GATES[self.name]
+
+    @property
+    def title(self) -> str:
+        """The gate's name, with its class: ``max_throttled_ratio_by_cause[partition]``."""
+        return f"{self.name}[{self.of}]" if self.of else self.name
 
     @property
     def where(self) -> str:
@@ -201,7 +227,30 @@ def _gates(where: str, section: str, selector: str, values: dict[str, Any]) -> l
                 f"{at}: the gate applies to {' and '.join(kind.sections)}, not {section} "
                 f"(got {value!r})"
             )
-        gates.append(Gate(section, selector, str(name), _number(at, value, kind)))
+        if kind.classes:
+            gates += _per_class(at, section, selector, str(name), value, kind)
+        else:
+            gates.append(Gate(section, selector, str(name), _number(at, value, kind)))
+    return gates
+
+
+def _per_class(
+    at: str, section: str, selector: str, name: str, value: Any, kind: GateKind
+) -> list[Gate]:
+    """One gate per class of a gate's mapping (``{partition: 0.01, capacity: 0}``)."""
+    known = CLASSES[kind.classes]
+    if not isinstance(value, dict) or not value:
+        raise ConfigError(
+            f"{at}: expected a mapping of {kind.classes}s to limits, e.g. "
+            f"{{{known[0]}: 0.01}} (got {value!r})"
+        )
+    gates = []
+    for of, limit in value.items():
+        if of not in known:
+            close = difflib.get_close_matches(str(of), known, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"expected: {', '.join(known)}"
+            raise ConfigError(f"{at}: unknown {kind.classes} {of!r} = {limit!r} ({hint})")
+        gates.append(Gate(section, selector, name, _number(f"{at}.{of}", limit, kind), str(of)))
     return gates
 
 

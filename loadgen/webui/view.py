@@ -11,6 +11,11 @@ report agree on every figure:
 - ``heat``: per table and index, the hash space folded into ``rows`` equal ranges, per column
   of ``resolution_s`` seconds: key touches/s, throttled attempts/s, write and read units/s;
 - ``throttles``: per access pattern, calls, throttled attempts, retries and failures;
+- ``refusals``: what the target said (`loadgen.verdict.reasons`): per access pattern, its
+  ``throttles`` by DynamoDB's reason, table or index and the partition model's cause (``not
+  reported`` where the target gave none), its final ``errors`` by code with the target's
+  message, its ``cancellations`` by reason code, and what each of the model's ``causes``
+  names;
 - ``diagnosis``: the report's findings, each with its remedy and AWS guide;
 - ``load``: a rate run's offered, achieved and dropped load (`loadgen.heat.load`), else null;
 - ``cost``: what the run's traffic so far costs a month (`loadgen.verdict.cost`): on demand,
@@ -25,11 +30,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
 from loadgen.model.hashing import bucket_of
-from loadgen.verdict import analysis
+from loadgen.refusals import CAUSES
+from loadgen.verdict import analysis, reasons
 from loadgen.verdict.cost import run_cost
 from loadgen.verdict.diagnosis import diagnose
 
@@ -108,9 +115,21 @@ def heat_view(
             }
             for row in results["operations"]
         ],
+        "refusals": once("refusals", lambda: _refusals(results)),
         "diagnosis": once("diagnosis", lambda: _diagnosis(results) if scopes else []),
         "load": results.get("load"),
         "cost": once("cost", lambda: _cost(results) if scopes else None),
+    }
+
+
+def _refusals(results: dict[str, Any]) -> dict[str, Any]:
+    """Throttles by reason and cause, errors with their messages, cancellation reasons."""
+    return {
+        "throttles": [asdict(line) for line in reasons.throttles(results)],
+        "errors": [asdict(line) for line in reasons.errors(results)],
+        "cancellations": [asdict(line) for line in reasons.cancellations(results)],
+        # What each cause of the partition model names, for the page's legend.
+        "causes": dict(CAUSES),
     }
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import subprocess
@@ -11,7 +12,7 @@ import sys
 import time
 import urllib.request
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from locust.env import Environment
@@ -23,6 +24,8 @@ from loadgen.heat import exporter
 from loadgen.heat.exporter import HeatCollector
 from loadgen.heat.heatmap import HeatConfig
 from loadgen.heat.recorder import LATENCY_BUCKETS_S, RunRecorder
+from loadgen.model.throttling import Limit, throttle
+from loadgen.refusals import Refusal
 from tests.conftest import installed
 from tests.heat.test_heat import T0, context
 
@@ -46,19 +49,37 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/t"
+
+
 def small_recorder() -> RunRecorder:
+    """A call throttled once for a hot partition then served, and one whose transaction was
+    cancelled after a throttle that named no reason (the target's words: none)."""
     recorder = RunRecorder(heat=HeatConfig(buckets=2, top_k=1))
+    hot = Refusal("ThrottlingException", "TableWriteKeyRangeThroughputExceeded", ARN, "partition")
     request(
-        recorder, context(["k"], consumed={"TableName": "t", "CapacityUnits": 1.0}, throttled=1)
+        recorder,
+        {
+            **context(["k"], consumed={"TableName": "t", "CapacityUnits": 1.0}, throttled=1),
+            "refusals": [hot],
+        },
     )
     request(
         recorder,
-        context(["k"], consumed={"TableName": "t", "CapacityUnits": 1.0}),
+        {
+            **context(
+                ["k"],
+                consumed={"TableName": "t", "CapacityUnits": 1.0},
+                throttled=1,
+                error_code="TransactionCanceledException",
+            ),
+            "refusals": [Refusal("ThrottlingException")],
+            "cancellation_codes": ["ConditionalCheckFailed", "SomethingNew"],
+            "error_message": "Transaction cancelled, please refer cancellation reasons",
+        },
         response_time=3.0,
         exception=Exception("no"),
     )
-    recorder.operations[("PutItem", "p.put")].failures.clear()
-    recorder.operations[("PutItem", "p.put")].failures["ValidationException"] = 1
     return recorder
 
 
@@ -70,7 +91,7 @@ partition_heat_bucket_requests_total{access="write",bucket="1",index="",table="t
 # HELP partition_heat_bucket_throttled_attempts_total Throttled attempts per hash bucket, counted for each key the attempt touched
 # TYPE partition_heat_bucket_throttled_attempts_total counter
 partition_heat_bucket_throttled_attempts_total{access="write",bucket="0",index="",table="t"} 0.0
-partition_heat_bucket_throttled_attempts_total{access="write",bucket="1",index="",table="t"} 1.0
+partition_heat_bucket_throttled_attempts_total{access="write",bucket="1",index="",table="t"} 2.0
 # HELP partition_heat_bucket_consumed_write_units_total Write capacity units consumed per hash bucket
 # TYPE partition_heat_bucket_consumed_write_units_total counter
 partition_heat_bucket_consumed_write_units_total{bucket="0",index="",table="t"} 0.0
@@ -92,19 +113,19 @@ partition_heat_key_consumed_units_error_bound{index="",table="t"} 0.0
 partition_heat_requests_total{operation="PutItem",pattern="p.put"} 2.0
 # HELP partition_heat_attempts_total HTTP attempts, retries included
 # TYPE partition_heat_attempts_total counter
-partition_heat_attempts_total{operation="PutItem",pattern="p.put"} 3.0
+partition_heat_attempts_total{operation="PutItem",pattern="p.put"} 4.0
 # HELP partition_heat_retries_total Attempts the SDK retried
 # TYPE partition_heat_retries_total counter
-partition_heat_retries_total{operation="PutItem",pattern="p.put"} 1.0
+partition_heat_retries_total{operation="PutItem",pattern="p.put"} 2.0
 # HELP partition_heat_throttled_attempts_total Attempts answered with a throttle
 # TYPE partition_heat_throttled_attempts_total counter
-partition_heat_throttled_attempts_total{operation="PutItem",pattern="p.put"} 1.0
+partition_heat_throttled_attempts_total{operation="PutItem",pattern="p.put"} 2.0
 # HELP partition_heat_unprocessed_items_total Batch items returned unprocessed
 # TYPE partition_heat_unprocessed_items_total counter
 partition_heat_unprocessed_items_total{operation="PutItem",pattern="p.put"} 0.0
 # HELP partition_heat_failures_total Calls that failed after the SDK's retries, by error code
 # TYPE partition_heat_failures_total counter
-partition_heat_failures_total{error_code="ValidationException",operation="PutItem",pattern="p.put"} 1.0
+partition_heat_failures_total{error_code="TransactionCanceledException",operation="PutItem",pattern="p.put"} 1.0
 # HELP partition_heat_request_duration_seconds Call duration, retries included
 # TYPE partition_heat_request_duration_seconds histogram
 partition_heat_request_duration_seconds_bucket{le="0.001",operation="PutItem",pattern="p.put"} 0.0
@@ -123,6 +144,14 @@ partition_heat_request_duration_seconds_bucket{le="10.0",operation="PutItem",pat
 partition_heat_request_duration_seconds_bucket{le="+Inf",operation="PutItem",pattern="p.put"} 2.0
 partition_heat_request_duration_seconds_count{operation="PutItem",pattern="p.put"} 2.0
 partition_heat_request_duration_seconds_sum{operation="PutItem",pattern="p.put"} 0.015
+# HELP partition_heat_throttled_attempts_by_reason_total Throttled attempts by the target's ThrottlingReason and the partition model's cause (an attempt refused on several tables or indexes counts for each)
+# TYPE partition_heat_throttled_attempts_by_reason_total counter
+partition_heat_throttled_attempts_by_reason_total{cause="not reported",index="",operation="PutItem",pattern="p.put",reason="not reported",table=""} 1.0
+partition_heat_throttled_attempts_by_reason_total{cause="partition",index="",operation="PutItem",pattern="p.put",reason="TableWriteKeyRangeThroughputExceeded",table="t"} 1.0
+# HELP partition_heat_cancellation_reasons_total Actions of cancelled transactions, by their CancellationReasons code
+# TYPE partition_heat_cancellation_reasons_total counter
+partition_heat_cancellation_reasons_total{code="ConditionalCheckFailed",operation="PutItem",pattern="p.put"} 1.0
+partition_heat_cancellation_reasons_total{code="other",operation="PutItem",pattern="p.put"} 1.0
 # HELP partition_heat_buckets Hash buckets per table or index (bucket b holds hashes in [b, b+1) * 2^64 / B)
 # TYPE partition_heat_buckets gauge
 partition_heat_buckets 2.0
@@ -170,6 +199,67 @@ def test_a_million_distinct_keys_keep_the_series_bounded() -> None:
         if line.startswith("partition_heat_bucket_requests_total")
     )
     assert total == 1_000_000
+
+
+def test_reasons_causes_and_codes_outside_dynamodbs_words_add_no_series() -> None:
+    # A target that sends a new word with every throttle (a misbehaving engine) must not
+    # grow the series: each label keeps to its bounded set, "other" for anything else.
+    recorder = RunRecorder(heat=HeatConfig(buckets=2, top_k=1))
+    sizes = []
+    for i in range(500):
+        said = Refusal("ThrottlingException", f"Reason{i}", f"{ARN}/index/g", f"cause{i}")
+        request(
+            recorder,
+            {
+                **context(["k"], throttled=1, error_code="TransactionCanceledException"),
+                "refusals": [said],
+                "cancellation_codes": [f"Code{i}"],
+            },
+            exception=Exception("no"),
+        )
+        if i in (0, 499):
+            sizes.append(len(samples(exposition(recorder))))
+    assert sizes[0] == sizes[1]
+    text = exposition(recorder)
+    assert (
+        'partition_heat_throttled_attempts_by_reason_total{cause="other",index="g",'
+        'operation="PutItem",pattern="p.put",reason="other",table="t"} 500.0' in text
+    )
+    assert (
+        'partition_heat_cancellation_reasons_total{code="other",operation="PutItem",'
+        'pattern="p.put"} 500.0' in text
+    )
+    assert len(samples(text)) <= HeatCollector(recorder).series_bound()
+
+
+def test_batch_items_left_unprocessed_are_counted_apart_from_attempts() -> None:
+    recorder = RunRecorder(heat=HeatConfig(buckets=2, top_k=1))
+    left = Refusal(
+        "UnprocessedItems", "IndexWriteKeyRangeThroughputExceeded", f"{ARN}/index/g", "capacity"
+    )
+    request(
+        recorder,
+        {**context(["k"]), "refusals": [left, left], "unprocessed": 2},
+        request_type="BatchWriteItem",
+        name="p.batch",
+    )
+    lines = [line for line in samples(exposition(recorder)) if "_by_reason_" in line]
+    assert lines == [
+        'partition_heat_unprocessed_items_by_reason_total{cause="capacity",index="g",'
+        'operation="BatchWriteItem",pattern="p.batch",'
+        'reason="IndexWriteKeyRangeThroughputExceeded",table="t"} 2.0'
+    ]
+
+
+def test_every_reason_the_model_gives_is_a_label_value() -> None:
+    for limit in get_args(Limit):
+        for index, kind, on_demand in itertools.product((None, "g"), ("read", "write"), (1, 0)):
+            said = throttle(
+                table="t", index=index, kind=kind, on_demand=bool(on_demand), limit=limit,
+                resource=ARN,
+            )  # fmt: skip
+            assert said.reason in exporter.REASON_VALUES, said
+            assert said.cause in exporter.CAUSE_VALUES, said
 
 
 def promtool_or_skip() -> str:

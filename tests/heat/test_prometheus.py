@@ -3,7 +3,8 @@
 Prometheus (Debian's package: /usr/bin/prometheus) runs on loopback with a temporary
 configuration and storage, scraping every second. The run's totals, as Prometheus stored
 them, must agree with Locust's own request counts from the results file, per-bucket rates
-must add up to the request rate, and the series must stay within the stated bound.
+must add up to the request rate, the throttles by reason and cause must be the results
+file's, and the series must stay within the stated bound.
 """
 
 from __future__ import annotations
@@ -31,13 +32,16 @@ def test_prometheus_scrapes_a_run(tmp_path: Path, prometheus: Prometheus) -> Non
     started = time.time()
     # Increments only: every request touches exactly one partition key, so the bucket
     # counters and the per-pattern counters must add up to the same number. On moto: what is
-    # scraped does not depend on the engine, and DynamoDB Local's start takes 4 to 5 s.
+    # scraped does not depend on the engine, and DynamoDB Local's start takes 4 to 5 s. At
+    # scale 0.01 the new table's on-demand capacity (4,000 write units/s, 40 here) is short
+    # of four users' increments although the shards spread them: the throttles carry a
+    # reason and the model's cause ("capacity"), which the exporter labels.
     run = subprocess.Popen(
         [
             sys.executable, "-m", "loadgen", "run", "counter", "--design", "sharded",
             "--mix", "increment=1,read=0", "--users", "4", "--duration", "8s", "--engine", "moto",
-            "--metrics-port", str(prometheus.metrics_port), "--metrics-linger", "3",
-            "--out", str(out),
+            "--scale", "0.01", "--metrics-port", str(prometheus.metrics_port),
+            "--metrics-linger", "3", "--out", str(out),
         ],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -104,11 +108,25 @@ def test_prometheus_scrapes_a_run(tmp_path: Path, prometheus: Prometheus) -> Non
         assert abs(bucket_rate - call_rate) <= 0.01 * call_rate, pairs
     assert max(int(v) for _, v in warm[0]["values"]) > 20
 
+    # The throttles by reason and cause, as stored, are the results file's.
+    by_reason = prometheus.query(
+        "sum by (reason, cause, table, index) "
+        f"(max_over_time(partition_heat_throttled_attempts_by_reason_total[{window}]))"
+    )
+    scraped = {
+        (s["metric"]["reason"], s["metric"]["cause"], s["metric"]["table"]): float(s["value"][1])
+        for s in by_reason
+    }
+    throttles = results["totals"]["throttles"]
+    assert scraped == {(t["reason"], t["cause"], t["scope"]): t["attempts"] for t in throttles}
+    assert scraped.get(("TableWriteKeyRangeThroughputExceeded", "capacity", "ph-counter"), 0) > 0
+    assert sum(scraped.values()) == results["totals"]["throttled_attempts"]
+
     # Series within the bound, at every scrape: 1 write lane x 3 x (B + 1), 1 table x
-    # (2K + 2), one pattern x (5 + 16), and the bucket count, users and run info gauges.
-    # (Over a long window the stored series also include keys that left the top K: per-key
-    # churn, not growth.)
-    bound = 3 * (256 + 1) + (2 * 20 + 2) + (5 + 16) + 3
+    # (2K + 2), one pattern x (5 + 16) and one per reason and cause it was throttled for, and
+    # the bucket count, users and run info gauges. (Over a long window the stored series
+    # also include keys that left the top K: per-key churn, not growth.)
+    bound = 3 * (256 + 1) + (2 * 20 + 2) + (5 + 16) + len(throttles) + 3
     per_scrape = prometheus.scalar(f"max_over_time(scrape_samples_scraped[{window}])")
     assert 3 * 256 <= per_scrape <= bound, per_scrape
 

@@ -165,6 +165,90 @@ def test_run_gates_read_the_totals() -> None:
     assert got.detail.startswith("2 of 150 calls failed")
 
 
+# Limits per reason class.
+
+KEY_RANGE = "TableWriteKeyRangeThroughputExceeded"
+
+
+def reasoned():
+    """100 increments throttled 30 times for a hot partition, 10 for the table's on-demand
+    capacity, 5 with nothing said; 50 batch writes with 8 items left on an index's partition."""
+    from tests.results_factory import throttle_row
+
+    operations = [
+        op_row("c.increment", "UpdateItem", 100, throttled=45, throttles=[
+            throttle_row(KEY_RANGE, "partition", 30),
+            throttle_row(KEY_RANGE, "capacity", 10),
+            throttle_row(None, None, 5, scope=None),
+        ]),
+        op_row("c.load", "BatchWriteItem", 50, throttles=[
+            throttle_row("IndexWriteKeyRangeThroughputExceeded", "partition", 8,
+                         scope="t/g", exception="UnprocessedItems"),
+        ]),
+    ]  # fmt: skip
+    return make_results(steady("t", ["k"]), operations)
+
+
+@pytest.mark.parametrize(
+    ("gate", "of", "limit", "measured", "status"),
+    [
+        ("max_throttled_ratio_by_cause", "partition", 0.25, 0.30, FAIL),
+        ("max_throttled_ratio_by_cause", "partition", 0.30, 0.30, PASS),
+        ("max_throttled_ratio_by_cause", "capacity", 0.05, 0.10, FAIL),
+        ("max_throttled_ratio_by_cause", "capacity", 0.10, 0.10, PASS),
+        ("max_throttled_ratio_by_cause", "not reported", 0, 0.05, FAIL),
+        ("max_throttled_ratio_by_cause", "provisioned", 0, 0.0, PASS),
+        ("max_throttled_ratio_by_reason", KEY_RANGE, 0.35, 0.40, FAIL),
+        ("max_throttled_ratio_by_reason", "not reported", 0.05, 0.05, PASS),
+        ("max_throttled_ratio_by_reason", "IndexWriteKeyRangeThroughputExceeded", 0, 0.0, PASS),
+    ],
+)
+def test_a_limit_per_class_fails_for_its_class_only(gate, of, limit, measured, status) -> None:
+    got = check(reasoned(), {"operations": {"c.increment": {gate: {of: limit}}}})
+    assert (got.gate.of, got.measured, got.status) == (of, pytest.approx(measured), status)
+
+
+def test_each_class_is_one_check_on_the_run_and_batch_items_count() -> None:
+    thresholds = {
+        "run": {"max_throttled_ratio_by_cause": {"partition": 0.2, "capacity": 0.1}},
+        "operations": {"c.load": {"max_throttled_ratio_by_cause": {"partition": 0.1}}},
+    }
+    outcome = evaluate(reasoned(), parse_thresholds(thresholds))
+    got = {(c.target, c.gate.title): (c.measured, c.status) for c in outcome.checks}
+    assert got == {
+        # The totals: 38 throttles for a partition's ceiling (30 attempts, 8 batch items)
+        # and 10 for capacity in 150 calls.
+        ("run", "max_throttled_ratio_by_cause[partition]"): (pytest.approx(38 / 150), FAIL),
+        ("run", "max_throttled_ratio_by_cause[capacity]"): (pytest.approx(10 / 150), PASS),
+        ("c.load (BatchWriteItem)", "max_throttled_ratio_by_cause[partition]"): (0.16, FAIL),
+    }
+    failed = next(c for c in outcome.checks if c.target == "run" and c.status == FAIL)
+    assert failed.detail == (
+        "38 throttles (cause partition) in 150 calls: 25.33% (limit <= 20.00%); "
+        "5 more whose cause was not reported"
+    )
+    # Text and JUnit name the class beside the gate.
+    from loadgen.verdict.formats import format_text
+
+    assert "FAIL  run: max_throttled_ratio_by_cause[partition]: 38 throttles" in format_text(
+        outcome
+    )
+    cases = ET.fromstring(junit_xml(outcome)).findall(".//testcase")
+    assert [(c.get("classname"), c.get("name"), c.find("failure") is not None) for c in cases] == [
+        ("run", "max_throttled_ratio_by_cause[partition]", True),
+        ("run", "max_throttled_ratio_by_cause[capacity]", False),
+        ("operations.c.load (BatchWriteItem)", "max_throttled_ratio_by_cause[partition]", True),
+    ]
+    assert "`max_throttled_ratio_by_cause[capacity]`" in format_markdown(outcome)
+
+
+def test_a_results_file_without_reasons_skips_a_limit_per_class() -> None:
+    results = reasoned()
+    del results["totals"]["throttles"]
+    got = check(results, {"run": {"max_throttled_ratio_by_cause": {"partition": 0}}})
+    assert (got.status, got.detail) == (SKIP, "the results file keeps no throttle reasons")
+
+
 # Baselines.
 
 

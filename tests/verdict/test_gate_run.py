@@ -27,6 +27,13 @@ RUNS = [
     ("orders", "sharded-status", "orders", 0, None),
 ]
 
+# What the target said of the bad designs' throttles, as the report's table has it: the
+# reason, the table or index it named, and the partition model's cause.
+SAID = {
+    "single": ("TableWriteKeyRangeThroughputExceeded", "ph-counter", "partition"),
+    "hot-status": ("IndexWriteKeyRangeThroughputExceeded", "ph-orders/status", "partition"),
+}
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("workload", "design", "thresholds", "code", "named"), RUNS)
@@ -45,6 +52,8 @@ def test_example_gates_on_the_embedded_target(
     page = (done.report / "report.html").read_text()
     if named:
         assert named in page, page[:3000]
+        cells = "".join(f'<td class="text">{word}</td>' for word in SAID[design])
+        assert cells in page.split("What the target refused", 1)[1], page[:3000]
         again = subprocess.run(
             [sys.executable, "-m", "loadgen", "gate", str(out), "--thresholds",
              f"examples/thresholds/{thresholds}.yaml", "--markdown", str(tmp_path / "gate.md")],

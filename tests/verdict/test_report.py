@@ -131,3 +131,79 @@ def test_a_results_file_without_latencies_draws_its_latency_chart_without_a_warn
         warnings.simplefilter("error")  # matplotlib warns of equal left and right limits
         png = charts.latency(results)
     assert png.startswith(b"\x89PNG")
+
+
+def refused() -> dict:
+    """A run whose target said why: a hot partition and a table short of its on-demand
+    capacity (the emulator's causes), a throttle that named nothing, a batch's items left
+    unprocessed on an index, a failed condition with DynamoDB's message, and a cancelled
+    transaction's reasons."""
+    from tests.results_factory import throttle_row
+
+    reason = "TableWriteKeyRangeThroughputExceeded"
+    operations = [
+        op_row("orders.create", "TransactWriteItems", 100, failures=9, throttled=41,
+               throttles=[throttle_row(reason, "partition", 30, final=2),
+                          throttle_row(reason, "capacity", 10),
+                          throttle_row(None, None, 1, scope=None)],
+               errors={"TransactionCanceledException": 9},
+               error_messages=[{"code": "TransactionCanceledException", "count": 9,
+                                "message": "Transaction cancelled, please refer cancellation "
+                                           "reasons for specific reasons [ConditionalCheckFailed,"
+                                           " None]"}],
+               cancellations={"ConditionalCheckFailed": 7, "ThrottlingError": 2}),
+        op_row("orders.load", "BatchWriteItem", 50, failures=1,
+               throttles=[throttle_row("IndexWriteKeyRangeThroughputExceeded", "partition", 12,
+                                       scope="t/status", exception="UnprocessedItems")],
+               errors={"ValidationException": 1},
+               error_messages=[{"code": "ValidationException", "count": 1,
+                                "message": "Item size has exceeded the maximum allowed size "
+                                           "<400 KB> & more"}]),
+        op_row("orders.get", "GetItem", 40),
+    ]  # fmt: skip
+    return make_results(steady("t", ["k"]), operations)
+
+
+def test_the_report_says_what_the_target_refused_in_its_words() -> None:
+    from loadgen.verdict.report import build_html
+
+    page = build_html(refused(), dict.fromkeys(CHARTS, b""))
+    section = page.split("<h2>What the target refused, in its words</h2>", 1)[1]
+    section = section.split("<h2>", 1)[0]
+    rows = [
+        re.sub(r"<[^>]+>", "|", row).strip("|").replace("||", "|")
+        for row in re.findall(r"<tr>(.*?)</tr>", section)
+    ]
+    reason = "TableWriteKeyRangeThroughputExceeded"
+    assert rows[1:5] == [
+        f"orders.create|TransactWriteItems|{reason}|t|partition|30|0|2",
+        f"orders.create|TransactWriteItems|{reason}|t|capacity|10|0|0",
+        "orders.create|TransactWriteItems|not reported|not reported|not reported|1|0|0",
+        "orders.load|BatchWriteItem|IndexWriteKeyRangeThroughputExceeded|t/status|partition|0|12|0",
+    ]
+    # DynamoDB's messages, escaped, per pattern; and the cancellation reasons by code.
+    assert (
+        "orders.load|BatchWriteItem|ValidationException|1|Item size has exceeded the maximum "
+        "allowed size &lt;400 KB&gt; &amp; more"
+    ) in rows
+    assert "orders.create|TransactWriteItems|ConditionalCheckFailed x7, ThrottlingError x2" in rows
+    assert "<400 KB>" not in page
+    assert "orders.get" not in section  # refused nothing
+
+
+def test_the_report_says_when_nothing_was_refused_or_the_file_kept_no_reasons() -> None:
+    from loadgen.verdict.report import build_html
+
+    quiet = make_results(steady("t", ["k"]), [op_row("w.put", "PutItem", 100)])
+    assert "The target refused nothing" in build_html(quiet, dict.fromkeys(CHARTS, b""))
+    # A results file written before reasons were kept: its codes, no message, no guess.
+    old = make_results(
+        steady("t", ["k"]),
+        [op_row("w.put", "PutItem", 100, failures=3, throttled=5, errors={"X": 3})],
+    )
+    for row in (*old["operations"], old["totals"]):
+        for name in ("throttles", "error_messages", "cancellations"):
+            del row[name]
+    page = build_html(old, dict.fromkeys(CHARTS, b""))
+    assert "written before throttle reasons were kept: w.put." in page
+    assert '<td class="text">X</td><td>3</td><td class="text">not reported</td>' in page

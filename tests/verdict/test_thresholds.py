@@ -64,9 +64,42 @@ def test_yaml_and_toml_read_alike(tmp_path) -> None:
 
 def test_every_gate_is_accepted_where_it_applies() -> None:
     for name, kind in GATES.items():
+        value = {"not reported": 1} if kind.classes else 1
         for section in kind.sections:
-            body = {name: 1} if section == "run" else {"*": {name: 1}}
+            body = {name: value} if section == "run" else {"*": {name: value}}
             assert parse_thresholds({section: body}).gates[0].name == name
+
+
+def test_a_limit_per_class_is_one_gate_a_class_in_yaml_and_toml(tmp_path) -> None:
+    (tmp_path / "t.yaml").write_text(
+        "operations:\n"
+        '  "counter.*":\n'
+        "    max_throttled_ratio_by_cause: {partition: 0.01, capacity: 0, not reported: 0}\n"
+        "    max_throttled_ratio_by_reason:\n"
+        "      IndexWriteKeyRangeThroughputExceeded: 0.02\n"
+    )
+    (tmp_path / "t.toml").write_text(
+        '[operations."counter.*".max_throttled_ratio_by_cause]\n'
+        'partition = 0.01\ncapacity = 0\n"not reported" = 0\n'
+        '[operations."counter.*".max_throttled_ratio_by_reason]\n'
+        "IndexWriteKeyRangeThroughputExceeded = 0.02\n"
+    )
+    gates = load_thresholds(tmp_path / "t.yaml").gates
+    assert gates == load_thresholds(tmp_path / "t.toml").gates
+    by_cause = "max_throttled_ratio_by_cause"
+    assert gates == (
+        Gate("operations", "counter.*", by_cause, 0.01, "partition"),
+        Gate("operations", "counter.*", by_cause, 0.0, "capacity"),
+        Gate("operations", "counter.*", by_cause, 0.0, "not reported"),
+        Gate(
+            "operations",
+            "counter.*",
+            "max_throttled_ratio_by_reason",
+            0.02,
+            "IndexWriteKeyRangeThroughputExceeded",
+        ),
+    )
+    assert gates[0].title == "max_throttled_ratio_by_cause[partition]"
 
 
 @pytest.mark.parametrize(
@@ -139,6 +172,36 @@ def test_every_gate_is_accepted_where_it_applies() -> None:
             "thresholds: no gates (expected gates under run, operations or tables)",
         ),
         ([1, 2], "thresholds: expected a mapping with sections settings, run, operations, tables"),
+        (
+            {"run": {"max_throttled_ratio_by_cause": 0.01}},
+            "thresholds: run.max_throttled_ratio_by_cause: expected a mapping of causes to "
+            "limits, e.g. {partition: 0.01} (got 0.01)",
+        ),
+        (
+            {"run": {"max_throttled_ratio_by_cause": {"hot-key": 0.01}}},
+            "thresholds: run.max_throttled_ratio_by_cause: unknown cause 'hot-key' = 0.01 "
+            "(expected: partition, capacity, provisioned, account, maximum, not reported)",
+        ),
+        (
+            {"run": {"max_throttled_ratio_by_cause": {"capacty": 0.01}}},
+            "thresholds: run.max_throttled_ratio_by_cause: unknown cause 'capacty' = 0.01 "
+            "(did you mean capacity?)",
+        ),
+        (
+            {"run": {"max_throttled_ratio_by_reason": {"TableWriteKeyRange": 0}}},
+            "thresholds: run.max_throttled_ratio_by_reason: unknown reason 'TableWriteKeyRange' "
+            "= 0 (did you mean TableWriteKeyRangeThroughputExceeded?)",
+        ),
+        (
+            {"run": {"max_throttled_ratio_by_cause": {"partition": -1}}},
+            "thresholds: run.max_throttled_ratio_by_cause.partition: expected a number >= 0 "
+            "(throttles of the class per request; can exceed 1) (got -1)",
+        ),
+        (
+            {"tables": {"t": {"max_throttled_ratio_by_cause": {"partition": 0}}}},
+            "thresholds: tables.t.max_throttled_ratio_by_cause: the gate applies to run and "
+            "operations, not tables (got {'partition': 0})",
+        ),
     ],
 )
 def test_bad_values_fail_on_one_line_naming_gate_and_value(data, message) -> None:

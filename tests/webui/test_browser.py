@@ -1,6 +1,7 @@
 """Locust's web UI in a real browser during a real run: headless Chromium (Debian's package)
 loads the UI of ``locust -f workloads/counter.py`` against ``loadgen emulator``, and the
-rendered pages must show the hot key with its throttles and a drawn heatmap.
+rendered pages must show the hot key with its throttles, what the target said of them (the
+reason and cause, the errors' messages) and a drawn heatmap.
 
 Screenshots are kept as test artifacts in ``out/test-artifacts/webui/`` (or
 ``$PARTITION_HEAT_ARTIFACTS``).
@@ -47,16 +48,17 @@ def get_json(url: str) -> Any:
 
 @contextlib.contextmanager
 def locust_ui(
-    endpoint: str, design: str, table: str, tmp_path: Path, *, workers: int = 0
+    endpoint: str, design: str, table: str, tmp_path: Path, *extra: str, workers: int = 0
 ) -> Iterator[str]:
     """``locust -f workloads/counter.py`` with its web UI on a free loopback port, started
-    at once (a master and ``workers`` workers when asked); yields the UI's URL."""
+    at once (a master and ``workers`` workers when asked), with the ``extra`` flags; yields
+    the UI's URL."""
     web_port = free_port()
     common = ["-f", "workloads/counter.py"]
     run = [
         *common, "--design", design, "--table", table, "-H", endpoint, "--web-host",
         "127.0.0.1", "--web-port", str(web_port), "--autostart", "-u", "8", "-r", "8",
-        "-t", "40s",
+        "-t", "40s", *extra,
     ]  # fmt: skip
     processes = []
     log = (tmp_path / "master.log").open("w")
@@ -157,8 +159,17 @@ def hot_key_has_throttled(view: dict[str, Any]) -> bool:
 def test_the_tab_and_the_heatmap_show_the_hot_key(
     chromium: str, emulator: str, tmp_path: Path
 ) -> None:
-    with locust_ui(emulator, "single", "ph-counter-webui-single", tmp_path) as url:
-        view = wait_for(url, hot_key_has_throttled)
+    # Two attempts a call (botocore's standard mode, one retry): some increments fail on
+    # the hot partition from the first seconds, so the tab has an error and its message to
+    # show beside the throttles.
+    def failed_too(view: dict[str, Any]) -> bool:
+        return hot_key_has_throttled(view) and bool(view["refusals"]["errors"])
+
+    with locust_ui(
+        emulator, "single", "ph-counter-webui-single", tmp_path,
+        "--retry-mode", "standard", "--max-attempts", "2",
+    ) as url:  # fmt: skip
+        view = wait_for(url, failed_too)
         assert view["scale"] == 0.1  # learnt from the emulator: rates read at AWS scale
         tab = browse(chromium, f"{url}/?tab=partition-heat", tmp_path,
                      ARTIFACTS / "webui" / "partition-heat-tab.png")  # fmt: skip
@@ -177,6 +188,14 @@ def test_the_tab_and_the_heatmap_show_the_hot_key(
     assert ids["partition-heat-diagnosis"].get("data-kind") == "hot-key"
     assert ids["partition-heat-heatmap"].get("src") == "./partition-heat/?embed=1"
     assert "One hot key: GLOBAL_COUNTER" in tab and "Open the live heatmap" in tab
+    # Beside the hot keys, what the target said: the throttles by DynamoDB's reason with the
+    # model's cause, and the errors with DynamoDB's message.
+    reason = ["TableWriteKeyRangeThroughputExceeded", "ph-counter-webui-single", "partition"]
+    said = next(row for row in rows if row[:4] == ["counter.increment", *reason])
+    assert number(said[4]) > 0 and number(said[6]) > 0  # attempts, calls failed
+    error = next(row for row in rows if row[:2] == ["counter.increment", "ThrottlingException"])
+    assert number(error[2]) > 0
+    assert error[3].startswith("Throughput exceeds the current capacity of your table or index")
     # The running cost a month, under the tab and on the heatmap page, dated and placed.
     assert "Cost a month so far: on-demand $" in tab
     assert "us-east-1, prices read" in tab
@@ -191,6 +210,10 @@ def test_the_tab_and_the_heatmap_show_the_hot_key(
     assert "One hot key: GLOBAL_COUNTER on ph-counter-webui-single" in heatmap
     keys = next(row for row in page.rows if row and row[0] == "GLOBAL_COUNTER")
     assert keys[1] == "100%" and number(keys[7]) > 0
+    assert ["counter.increment", "UpdateItem", *reason] in [row[:5] for row in page.rows]
+    assert any(row[2:3] == ["ThrottlingException"] and row[4].startswith("Throughput exceeds")
+               for row in page.rows)  # fmt: skip
+    assert "capacity: the on-demand capacity it has grown to" in heatmap  # the causes' legend
 
 
 @pytest.mark.slow

@@ -101,6 +101,42 @@ def test_throttles_per_access_pattern_and_totals() -> None:
     assert view["totals"]["throttled_attempts"] == 500
 
 
+def test_what_the_target_refused_is_shown_in_its_words() -> None:
+    from tests.results_factory import throttle_row
+
+    reason = "TableWriteKeyRangeThroughputExceeded"
+    operations = [
+        op_row("t.put", "PutItem", 600, failures=3, throttled=500,
+               throttles=[throttle_row(reason, "partition", 480, final=3),
+                          throttle_row(reason, "capacity", 15),
+                          throttle_row(None, None, 5, scope=None)],
+               errors={"ThrottlingException": 3},
+               error_messages=[{"code": "ThrottlingException", "count": 3,
+                                "message": "Throughput exceeds the current capacity"}]),
+        op_row("t.buy", "TransactWriteItems", 20, failures=2,
+               errors={"TransactionCanceledException": 2},
+               cancellations={"ConditionalCheckFailed": 2}),
+    ]  # fmt: skip
+    results = make_results(in_time(steady("t", ["HOT"], per_second=50)), operations)
+    said = heat_view(results)["refusals"]
+    assert [(t["reason"], t["scope"], t["cause"], t["attempts"], t["final"])
+            for t in said["throttles"]] == [
+        (reason, "t", "partition", 480, 3),
+        (reason, "t", "capacity", 15, 0),
+        ("not reported", "not reported", "not reported", 5, 0),
+    ]  # fmt: skip
+    assert [(e["pattern"], e["code"], e["count"], e["message"]) for e in said["errors"]] == [
+        ("t.put", "ThrottlingException", 3, "Throughput exceeds the current capacity"),
+        # No message kept for it: not reported, never a guess.
+        ("t.buy", "TransactionCanceledException", 2, "not reported"),
+    ]
+    assert said["cancellations"] == [
+        {"pattern": "t.buy", "operation": "TransactWriteItems",
+         "codes": {"ConditionalCheckFailed": 2}},
+    ]  # fmt: skip
+    json.dumps(said, allow_nan=False)  # as data.json serves it
+
+
 def test_a_rate_run_shows_its_offered_and_achieved_load() -> None:
     results = hot_and_cold()
     assert heat_view(results)["load"] is None

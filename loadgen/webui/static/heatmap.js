@@ -222,6 +222,32 @@ function showTables(view) {
   );
 }
 
+// What the target said of each refusal: throttles by reason and cause, errors with their
+// messages and cancelled transactions' reasons, per access pattern.
+function showRefusals(said) {
+  const count = (n) => fmt(n, 0);
+  table($("reasons"), ["Access pattern", "Operation", "Reason", "Table or index", "Cause",
+    "Throttled attempts", "Batch items left", "Calls failed"],
+  said.throttles.map((t) => [t.pattern, t.operation, t.reason, t.scope, t.cause, count(t.attempts),
+    count(t.items), count(t.final)]), 5);
+  table($("errors"), ["Access pattern", "Operation", "Error", "Calls", "The target's message"],
+    [
+      ...said.errors.map((e) => [e.pattern, e.operation, e.code, count(e.count), e.message]),
+      ...said.cancellations.map((c) => [c.pattern, c.operation, "cancellation reasons", "",
+        Object.entries(c.codes).map(([code, n]) => `${code} x${count(n)}`).join(", ")]),
+    ], 3);
+  // The message reads left to right, as text does.
+  $("errors").querySelectorAll("tr > :last-child").forEach((node) => { node.className = "text"; });
+  $("reasons").hidden = !said.throttles.length;
+  $("errors").hidden = !(said.errors.length || said.cancellations.length);
+  $("refused-nothing").hidden = !$("reasons").hidden || !$("errors").hidden;
+  const causes = Object.entries(said.causes).map(([cause, limit]) => `${cause}: ${limit}`).join("; ");
+  $("causes").textContent =
+    "Reason: DynamoDB's ThrottlingReason (table or index, read or write, and the limit). Cause: " +
+    `which limit of the partition model refused, as the emulator tells it (${causes}). Not ` +
+    "reported: the target gave none (DynamoDB gives reasons but no cause).";
+}
+
 // The running cost a month, as the summary's total line says it (USD, Standard class).
 function costWords(cost) {
   const usd = (value) =>
@@ -271,6 +297,7 @@ async function poll() {
       showRun(view);
       showDiagnosis(view);
       showTables(view);
+      showRefusals(view.refusals);
       if (state.scope && !view.heat.scopes[state.scope]) {
         timer = setTimeout(poll, 0); // the first answer named no table: ask for the one chosen
         return;

@@ -1,6 +1,8 @@
-// Under Locust's Partition heat tab: a panel with the diagnosis, the live heatmap and links to
-// the heatmap page, the run report and the JSON. Locust's UI draws the tab's table; this
-// script adds the panel outside Locust's own page tree and shows it while the tab is open.
+// Under Locust's Partition heat tab: a panel with the diagnosis, what the target said of its
+// refusals (throttles by reason and cause, errors with their messages), the live heatmap and
+// links to the heatmap page, the run report and the JSON. Locust's UI draws the tab's table
+// of hot keys; this script adds the panel outside Locust's own page tree and shows it while
+// the tab is open.
 "use strict";
 (() => {
   const TAB = "partition-heat";
@@ -31,11 +33,69 @@
   link("Download report (HTML)", base + "report.html");
   link("Download report (HTML, PNGs)", base + "report.zip");
   link("JSON", base + "data.json");
+  // What the target refused, in its words: two small tables side by side.
+  const refusals = document.createElement("div");
+  refusals.id = "partition-heat-refusals";
+  refusals.style.cssText = "display:flex;flex-wrap:wrap;gap:4px 24px;align-items:flex-start;font-size:13px";
+  const throttles = document.createElement("table");
+  throttles.id = "partition-heat-throttles";
+  const errors = document.createElement("table");
+  errors.id = "partition-heat-errors";
+  const quiet = document.createElement("p");
+  quiet.style.margin = "2px 0";
+  refusals.append(throttles, errors, quiet);
+  const cell = (tag, text, right) => {
+    const node = document.createElement(tag);
+    node.textContent = text;
+    node.style.cssText =
+      `padding:1px 8px;border-bottom:1px solid #d5d8dc;vertical-align:top;text-align:${right ? "right" : "left"}`;
+    return node;
+  };
+  const fill = (table, caption, head, rows, numbers) => {
+    table.replaceChildren();
+    table.hidden = !rows.length;
+    table.style.borderCollapse = "collapse";
+    const title = document.createElement("caption");
+    title.textContent = caption;
+    title.style.cssText = "text-align:left;font-weight:600;padding:2px 0";
+    table.appendChild(title);
+    [head, ...rows].forEach((cells, r) => {
+      const tr = document.createElement("tr");
+      cells.forEach((text, i) => tr.appendChild(cell(r ? "td" : "th", String(text), numbers.includes(i))));
+      table.appendChild(tr);
+    });
+  };
+  const count = (n) => Number(n).toLocaleString("en-US");
+  const showRefusals = (said) => {
+    fill(
+      throttles,
+      "Throttles, by what the target said (cause: the partition model's)",
+      ["Access pattern", "Reason", "Table or index", "Cause", "Attempts", "Batch items", "Calls failed"],
+      said.throttles.map((t) => [t.pattern, t.reason, t.scope, t.cause, count(t.attempts), count(t.items),
+        count(t.final)]),
+      [4, 5, 6],
+    );
+    fill(
+      errors,
+      "Errors, with the target's message",
+      ["Access pattern", "Error", "Calls", "Message"],
+      [
+        ...said.errors.map((e) => [e.pattern, e.code, count(e.count), e.message]),
+        ...said.cancellations.map((c) => [c.pattern, "cancellation reasons", "",
+          Object.entries(c.codes).map(([code, n]) => `${code} x${count(n)}`).join(", ")]),
+      ],
+      [2],
+    );
+    errors.querySelectorAll("td:last-child").forEach((td) => { td.style.maxWidth = "44em"; });
+    quiet.textContent = said.throttles.length || said.errors.length ? "" : "No throttles or errors so far.";
+    quiet.hidden = !quiet.textContent;
+  };
+
   const frame = document.createElement("iframe");
   frame.id = "partition-heat-heatmap";
   frame.title = "Partition heat: hash buckets over time";
   frame.style.cssText = "width:100%;max-width:1040px;height:470px;border:0;display:block";
-  panel.append(finding, links, frame);
+  panel.append(finding, links, refusals, frame);
   document.body.appendChild(panel);
 
   let showHeatmap = localStorage.getItem(remembered) !== "no";
@@ -74,6 +134,10 @@
           : view
             ? "Partition heat: waiting for the first requests."
             : `Partition heat: Locust answered ${response.status}.`) + cost;
+        if (view) {
+          showRefusals(view.refusals);
+          layout(); // the tables may have grown: keep Locust's table clear of the panel
+        }
         if (text !== shown) {
           finding.textContent = text;
           finding.style.borderLeft = `4px solid ${first && first.kind !== "even" ? "#c0392b" : "#27ae60"}`;
