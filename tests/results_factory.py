@@ -72,18 +72,7 @@ def throttle_rows(events: list[dict[str, Any]], operation: str | None) -> list[d
         if resource:
             table, _, index = resource.split(":table/", 1)[1].partition("/index/")
             scope = f"{table}/{index}" if index else table
-        rows.append(
-            {
-                "reason": reason or "not reported",
-                "scope": scope,
-                "cause": cause or "not reported",
-                "source": "model" if cause else "engine",
-                "exception": exception,
-                "attempts": attempts,
-                "final": 0,
-                "resource": resource,
-            }
-        )
+        rows.append(throttle_row(reason, cause, attempts, scope=scope, exception=exception))
     return rows
 
 
