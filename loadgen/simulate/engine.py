@@ -212,6 +212,9 @@ class SimulationResult:
     """Units asked of each (table, index, kind) over the simulation."""
     initial: list[ThroughputStats] = field(default_factory=list)
     """The tables and indexes as the simulation began: capacity, its limit, partitions."""
+    key_profiles: dict[tuple[str, int], KeyProfile] = field(default_factory=dict)
+    """(pattern, lane's place in its demand's lanes) to the lane's keys as the simulation
+    began (keys on the run's clock move later)."""
 
     def first_failures(self) -> list[Failure]:
         failures = []
@@ -391,6 +394,7 @@ def simulate(
             lane_list.append((i, lane))
             places.append((demand.id, place))
     profiles: list[KeyProfile] = [demands[i].profile(lane) for i, lane in lane_list]
+    key_profiles = dict(zip(places, profiles, strict=True))
     for number, (_, lane) in enumerate(lane_list):
         key = (lane.table, lane.index, lane.kind)
         if key not in scopes:
@@ -698,6 +702,7 @@ def simulate(
         limits=sorted(causes.limits.values(), key=lambda r: -r.refused_units),
         asked_units=dict(causes.asked),
         initial=initial,
+        key_profiles=key_profiles,
     )
     result.wall_s = time.perf_counter() - wall
     return result

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.design.check import check
+from loadgen.simulate.launch import check
 from loadgen.design.loader import load_design
 from loadgen.pricing import load_prices
 from loadgen.pricing.cost import on_demand_usd
