@@ -14,11 +14,11 @@ from scipy import stats
 
 from loadgen.design import Draws, load_design, load_designs
 from loadgen.design.awsmodel import request_of_command
-from loadgen.simulate.launch import check
 from loadgen.design.generators import Choice
 from loadgen.design.spec import SCHEMA_PATH, json_schema
 from loadgen.design.values import latency_need, rate_per_s
 from loadgen.errors import ConfigError
+from loadgen.simulate.launch import check
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "designs"
