@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from loadgen.cli import main
 from loadgen.design.loader import load_design
@@ -173,3 +174,34 @@ def test_the_item_an_update_finds_was_written_before_it() -> None:
     assert report.patterns[0].reason.startswith(
         "back-pressure from index presence/online: a partition's ceiling: Online"
     )
+
+
+@pytest.mark.parametrize(
+    ("change", "cause", "words"),
+    [
+        (
+            {"BillingMode": "PROVISIONED",
+             "ProvisionedThroughput": {"ReadCapacityUnits": 1000, "WriteCapacityUnits": 1200}},
+            "provisioned",
+            "table ph-counter's provisioned capacity, 1,500 write units/s asked of 1,200",
+        ),
+        (
+            {"OnDemandThroughput": {"MaxWriteRequestUnits": 1200}},
+            "maximum",
+            "table ph-counter's on-demand maximum (OnDemandThroughput), 1,500 write units/s "
+            "asked of 1,200",
+        ),
+    ],
+)  # fmt: skip
+def test_check_names_a_tables_own_limit(
+    change: dict[str, Any], cause: str, words: str, tmp_path: Path
+) -> None:
+    # The sharded counter's 1,500 increments/s of one write unit, spread over 10,000 keys,
+    # on a table held to 1,200 write units/s.
+    data = yaml.safe_load((DESIGNS / "counter.yaml").read_text())
+    data["tables"][0].update(change)
+    path = tmp_path / "counter.yaml"
+    path.write_text(yaml.safe_dump(data))
+    increment, read = check(load_design(str(path), "sharded")).patterns
+    assert (increment.verdict, increment.cause, read.verdict) == ("FAIL", cause, "PASS")
+    assert increment.reason.startswith(words)
