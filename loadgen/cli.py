@@ -60,14 +60,24 @@ def _parser() -> argparse.ArgumentParser:
     _add_prices_flags(gate)
     check = commands.add_parser(
         "check",
-        help="a design file's expected hot keys at launch traffic, worked out without load "
-        "(exit 0 none, 1 a hot key, 2 bad input)",
-        description="Read a design file (or AWS's dynamodb_data_model.json), work out each key "
-        "value's read and write units per second at the file's launch rates, and compare them "
-        "with a partition's 3,000 read and 1,000 write units/s. No server, no load.",
+        help="a design file's launch asked of the partition model, limit by limit, without "
+        "load (exit 0 passes, 1 a limit throttles a pattern, 2 bad input)",
+        description="Read a design file (or AWS's dynamodb_data_model.json) and put its launch "
+        "rates through the partition model for the first 10 minutes (as loadgen simulate "
+        "does by default): each pattern's units per operation on the table and each index, "
+        "each key value's units per second, and each limit of every table and index (a "
+        "partition's ceiling, on-demand capacity or warm throughput, provisioned capacity, "
+        "the per-table quota, the on-demand maximum; an index's limit pushes back on the "
+        "table's writes) with what is asked of it and what it serves, and which patterns it "
+        "throttles. No server, no load.",
     )
     check.add_argument("design_file", help="design file: .yaml, .yml or .json")
     check.add_argument("--design", help="one variant of the file (default: every variant)")
+    check.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write what it prints as JSON (per pattern, key and limit), for pipelines",
+    )
     _add_prices_flags(check)
     report = commands.add_parser(
         "report",
@@ -361,10 +371,11 @@ def _replay_config(args: argparse.Namespace, extra: list[str]) -> RunConfig:
 
 
 def _check(args: argparse.Namespace) -> int:
-    """``loadgen check``: each variant's expected heat; exit 1 where a key will be hot."""
-    from loadgen.design.check import check
+    """``loadgen check``: each variant's launch through the model; exit 1 where a limit
+    throttles a pattern."""
     from loadgen.design.loader import load_designs
     from loadgen.pricing import format_cost, load_prices
+    from loadgen.simulate.launch import check
 
     prices = load_prices(args.prices, region=args.prices_region)
     designs = load_designs(args.design_file)
@@ -374,24 +385,51 @@ def _check(args: argparse.Namespace) -> int:
             names = ", ".join(d.name for d in designs)
             raise ConfigError(f"unknown design {args.design!r} (expected one of: {names})")
         designs = chosen
-    hot = []
+    failed = []
+    written = []
     for i, design in enumerate(designs):
         report = check(design)
         if i:
             print()
         print("\n".join(report.lines()))
         print()
-        print("\n".join(format_cost(report.cost(prices), title="Cost a month, on paper")))
-        if report.hot:
-            hot.append(design.name)
+        cost = report.cost(prices)
+        print("\n".join(format_cost(cost, title="Cost a month, on paper")))
+        written.append({**report.to_dict(), "cost": cost})
+        if report.failed:
+            failed.append(design.name)
     if len(designs) > 1:
         print()
         print(
-            f"Hot keys expected in: {', '.join(hot)}"
-            if hot
-            else "No hot key expected in any design"
+            f"Throttled at launch: {', '.join(failed)}"
+            if failed
+            else "No design is throttled at launch"
         )
-    return 1 if hot else 0
+    if args.out:
+        _write_json(args.out, {"file": args.design_file, "designs": written})
+        print(f"\nCheck written to {args.out}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _write_json(path: str, data: object) -> None:
+    import json
+
+    try:
+        Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"--out {path}: {e.strerror or e}") from None
+
+
+def _simulation_verdicts(results: dict[str, object]) -> list[str]:
+    """A simulation's per-pattern verdicts, judged as a design run's (`loadgen.verdict`,
+    which the simulation may not import), put in its results as a run's are."""
+    from loadgen.verdict.patterns import format_pattern_verdicts, pattern_verdicts
+
+    verdicts = pattern_verdicts(results)
+    if not verdicts:
+        return []
+    results["verdicts"] = [verdict.to_dict() for verdict in verdicts]
+    return ["", *format_pattern_verdicts(verdicts)]
 
 
 def _gate_or_report(args: argparse.Namespace) -> int:
@@ -547,7 +585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
             from loadgen.simulate.command import run_simulate
 
-            return run_simulate(args)
+            return run_simulate(args, _simulation_verdicts)
         if args.command == "prefill":
             from loadgen.traffic.prefill import prefill_command
 

@@ -1,72 +1,94 @@
-"""``loadgen check DESIGN_FILE``: a design's heat worked out on paper, before any load runs.
+"""What ``loadgen check DESIGN_FILE`` reports of a design at launch, and how it prints.
 
-From each access pattern's launch rate, its key templates and its generators' skew, and the
-item shapes' sizes, it works out the read and write units per second the hottest value of
-every key receives, on the table and on each index, adds up patterns that land on the same
-key, and compares them with a partition's ceilings (3,000 read and 1,000 write units/s:
-one key value never gets more, whatever adaptive capacity does). A write's index entries are
-worked out from the table's GSIs and the item the write carries (GSI write amplification),
-and an index key over its write ceiling throttles the base-table writes too (back-pressure).
+The figures are the partition model's, asked by `loadgen.simulate.launch` (the launch window
+at the file's rates through the same model a simulation and the emulator use): per access
+pattern, the units one operation costs on the table and on each index and whether the launch
+throttles it, and by which limit; per key value, the units per second it takes at launch; per
+limit of every table and index, what is asked of it and what it serves. This module holds
+those figures, prints them, writes them as JSON (``check --out``) and prices them a month.
 
-No server, no Locust: the same units rules as the emulator (`loadgen.model.capacity`), the
-same generators as a run. Its figures are estimates to compare with a run's measured ones.
-
-    report = check(load_design("examples/designs/single-table.yaml", "status-key"))
+    report = check(load_design("examples/designs/counter.yaml", "single"))  # loadgen.simulate
     print("\\n".join(report.lines()))
-    report.hot  # True where a key is predicted over a partition's ceiling
+    report.failed   # True where a limit refuses a pattern at launch
+
+`stored_bytes` (a design's starting data in bytes per table) lives here for the cost a month
+of a check and of a run (``workloads/design.py``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.design.generators import (
-    Choice,
-    Draws,
-    KeySpace,
-    RandomId,
-    Sequence,
-    Shard,
-    TimeValue,
-    ValueGenerator,
-    enumerate_values,
-)
+from loadgen.design.generators import Draws
 from loadgen.design.loader import Design
-from loadgen.design.patterns import CompiledPattern, typed_value
-from loadgen.design.templates import Template
+from loadgen.design.patterns import typed_value
+from loadgen.design.templates import RequestTemplate
 from loadgen.design.values import format_rate
-from loadgen.model.capacity import READ_UNIT_BYTES, WRITE_UNIT_BYTES, item_size
+from loadgen.model.capacity import item_size
+from loadgen.model.partitions import PARTITION_READ_UNITS, PARTITION_WRITE_UNITS
 from loadgen.pricing import Prices, Usage, monthly_cost
+from loadgen.refusals import CAUSES
 
-__all__ = ["READ_CEILING", "WRITE_CEILING", "CheckReport", "KeyLoad", "check", "stored_bytes"]
+__all__ = [
+    "FAIL",
+    "PASS",
+    "READ_CEILING",
+    "WRITE_CEILING",
+    "CheckReport",
+    "KeyLoad",
+    "LimitCheck",
+    "PartitionCount",
+    "PatternCheck",
+    "PatternThrottle",
+    "scope_name",
+    "stored_bytes",
+    "units",
+]
 
-READ_CEILING = 3000.0
-"""Read units/s one partition, and so one key value, serves."""
-WRITE_CEILING = 1000.0
-"""Write units/s one partition, and so one key value, serves."""
+PASS, FAIL = "PASS", "FAIL"
+READ_CEILING = PARTITION_READ_UNITS
+"""Read units/s one partition, and so one key value, serves (the model's)."""
+WRITE_CEILING = PARTITION_WRITE_UNITS
+"""Write units/s one partition, and so one key value, serves (the model's)."""
 RISK = 0.5
 """A key above this share of a ceiling is named as a risk (as the run's diagnosis does)."""
-PARTITION_BYTES = 10 * 1024**3
-"""About 10 GB of data per partition."""
+LIMIT_NAMES = {
+    "partition": "a partition's ceiling",
+    "capacity": "on-demand capacity",
+    "provisioned": "provisioned capacity",
+    "account": "on-demand per-table quota",
+    "maximum": "on-demand maximum (OnDemandThroughput)",
+}
+"""Each cause (`loadgen.refusals.CAUSES`), as the Expected column names the limit."""
 
 
-@dataclass
+def units(value: float) -> str:
+    """Units per second as the check prints them: ``1,500``, ``0.01``."""
+    return f"{value:,.0f}" if value >= 10 or value == 0 else f"{value:.2g}"
+
+
+def scope_name(table: str, index: str | None) -> str:
+    """``table`` or ``table/index``, as keys, limits and the cost name a table or index."""
+    return table if index is None else f"{table}/{index}"
+
+
+@dataclass(frozen=True)
 class KeyLoad:
-    """The units/s the hottest value of one key receives at launch, and from which patterns."""
+    """The units/s one key value takes at launch on one table or index, and from which
+    patterns, reads and writes apart (each has its own ceiling)."""
 
     scope: str
     key: str
     read: float = 0.0
     write: float = 0.0
-    patterns: set[str] = field(default_factory=set)
+    read_patterns: tuple[str, ...] = ()
+    write_patterns: tuple[str, ...] = ()
 
     @property
     def over(self) -> str | None:
-        """``read`` or ``write`` when at or over a partition's ceiling (at it, arrivals that
-        are not perfectly even already throttle)."""
+        """``write`` or ``read`` when at or over a partition's ceiling of that kind."""
         if self.write >= WRITE_CEILING:
             return "write"
         if self.read >= READ_CEILING:
@@ -77,38 +99,210 @@ class KeyLoad:
     def risk(self) -> float:
         return max(self.read / READ_CEILING, self.write / WRITE_CEILING)
 
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        return tuple(sorted({*self.read_patterns, *self.write_patterns}))
+
+
+@dataclass(frozen=True)
+class LimitCheck:
+    """One limit of one table or index, for reads or for writes, at launch."""
+
+    table: str
+    index: str | None
+    kind: str
+    """``read`` or ``write``."""
+    cause: str
+    """The model's name of the limit (`loadgen.refusals.CAUSES`)."""
+    asked: float
+    """Units/s asked of it at launch: the whole table's or index's for its capacity; for a
+    partition's ceiling, the hottest key's, or the most asked partition's where the model
+    refused more than one key's worth."""
+    serves: float
+    """Units/s it serves at launch."""
+    refused_share: float
+    """Of the units asked of the table's or index's ``kind`` over the launch, the share this
+    limit refused."""
+    reason: str
+    """DynamoDB's ``ThrottlingReason`` a throttle by it answers with."""
+    verdict: str = PASS
+    """``FAIL`` when it throttles a pattern over 1% of its attempts at launch."""
+    key: str | None = None
+    """A partition's ceiling: the hottest key."""
+    key_units: float = 0.0
+    """The hottest key's units/s."""
+    patterns: tuple[str, ...] = ()
+    """The patterns it fails."""
+    back_pressure: tuple[str, ...] = ()
+    """Of those, the table's writes an index limit pushes back on."""
+
+    @property
+    def scope(self) -> str:
+        return scope_name(self.table, self.index)
+
+    def words(self) -> str:
+        """The limit and what is asked of it: ``table T's on-demand capacity, 4,800 write
+        units/s asked of 4,000``; ``a partition's ceiling: K at 1,500 write units/s of 1,000``."""
+        owner = f"{'index' if self.index else 'table'} {self.scope}"
+        if self.cause != "partition":
+            return (
+                f"{owner}'s {LIMIT_NAMES.get(self.cause, self.cause)}, {units(self.asked)} "
+                f"{self.kind} units/s asked of {units(self.serves)}"
+            )
+        on = f" on {owner}" if self.index else ""
+        # One key over the ceiling is the whole story: no split helps it.
+        if self.key is not None and self.key_units >= min(self.asked * 0.999, self.serves):
+            return (
+                f"a partition's ceiling: {self.key}{on} at {units(self.key_units)} {self.kind} "
+                f"units/s of {units(self.serves)}"
+            )
+        hottest = (
+            f" (its hottest key {self.key} at {units(self.key_units)})"
+            if self.key is not None
+            else " (no key repeats: its keys spread evenly)"
+        )
+        return (
+            f"a partition's ceiling: a partition of {owner} at {units(self.asked)} {self.kind} "
+            f"units/s of {units(self.serves)}{hottest}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "index": self.index,
+            "scope": self.scope,
+            "kind": self.kind,
+            "limit": LIMIT_NAMES.get(self.cause, self.cause),
+            "cause": self.cause,
+            "reason": self.reason,
+            "asked_units_per_s": round(self.asked, 3),
+            "serves_units_per_s": round(self.serves, 3),
+            "refused_share": round(self.refused_share, 6),
+            "key": self.key,
+            "key_units_per_s": round(self.key_units, 3),
+            "verdict": self.verdict,
+            "words": self.words(),
+            "patterns": list(self.patterns),
+            "back_pressure": list(self.back_pressure),
+        }
+
+
+@dataclass(frozen=True)
+class PatternThrottle:
+    """A share of one pattern's attempts at launch throttled by one limit."""
+
+    table: str
+    index: str | None
+    kind: str
+    cause: str
+    reason: str
+    share: float
+    """Of the pattern's attempts at launch."""
+
 
 @dataclass
-class PatternEstimate:
+class PatternCheck:
+    """One access pattern at launch: its units per operation and its verdict."""
+
     id: str
     operation: str
+    table: str
+    index: str | None
     rate: float
-    read_units: float
-    write_units: float
-    """Per execution, table and indexes together."""
-    index_writes: float
-    """Index entries written per execution (GSI write amplification)."""
-    keys: list[tuple[str, str, float, float]]
-    """(scope, hottest key, read units/s, write units/s) this pattern puts on each key."""
-    verdict: str = "PASS"
-    reason: str = ""
-    scopes: dict[str, list[float]] = field(default_factory=dict)
-    """Per execution, [read, write] units on each table and index (``table/index``): what
+    """Operations/s at launch (the file's rate)."""
+    scopes: dict[str, list[float]]
+    """Per operation, [read, write] units on each table and index (``table/index``): what
     the cost a month is worked out from."""
+    throttled_share: float = 0.0
+    """Throttled attempts over attempts at launch (the SDK's retries included)."""
+    throttles: tuple[PatternThrottle, ...] = ()
+    """By limit, most first."""
+    verdict: str = PASS
+    reason: str = ""
+    """Why it fails: the limit and the side (read, write), in words."""
+    grows_to: float | None = None
+    """Write units of one operation once its item has grown with its updates, where it does."""
+
+    @property
+    def read_units(self) -> float:
+        return sum(read for read, _ in self.scopes.values())
+
+    @property
+    def write_units(self) -> float:
+        """Write units of one operation on its table (its index writes apart)."""
+        return sum(write for scope, (_, write) in self.scopes.items() if "/" not in scope)
+
+    @property
+    def index_writes(self) -> float:
+        """Write units of one operation on indexes (GSI write amplification)."""
+        return sum(write for scope, (_, write) in self.scopes.items() if "/" in scope)
+
+    @property
+    def cause(self) -> str | None:
+        return self.throttles[0].cause if self.verdict == FAIL and self.throttles else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "operation": self.operation,
+            "table": self.table,
+            "index": self.index,
+            "rate": self.rate,
+            "units_per_operation": {
+                scope: {"read": round(read, 4), "write": round(write, 4)}
+                for scope, (read, write) in self.scopes.items()
+            },
+            "grows_to_write_units": self.grows_to,
+            "throttled_share": round(self.throttled_share, 6),
+            "throttles": [
+                {
+                    "scope": scope_name(t.table, t.index),
+                    "kind": t.kind,
+                    "cause": t.cause,
+                    "reason": t.reason,
+                    "share": round(t.share, 6),
+                }
+                for t in self.throttles
+            ],
+            "verdict": self.verdict,
+            "cause": self.cause,
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class PartitionCount:
+    """Partitions of one table or index: needed by the launch demand and by the starting
+    data (the model's formula), and the model's at the start and the end of the launch."""
+
+    by_demand: int
+    by_size: int
+    at_start: int
+    at_end: int
+    read_units: float
+    """Units/s asked at launch (the demand it is sized by)."""
+    write_units: float
 
 
 @dataclass
 class CheckReport:
     design: Design
-    patterns: list[PatternEstimate]
-    keys: dict[tuple[str, str], KeyLoad]
-    partitions: dict[str, tuple[int, int]]
-    """Per table: partitions by capacity, by size."""
+    patterns: list[PatternCheck]
+    keys: list[KeyLoad]
+    limits: list[LimitCheck]
+    partitions: dict[str, PartitionCount]
+    """Per table and index (``table/index``)."""
     stored_bytes: dict[str, int]
+    seconds: int = 0
+    """Seconds of launch the model ran at the file's rates."""
+    notes: list[str] = field(default_factory=list)
 
     @property
-    def hot(self) -> bool:
-        return any(load.over for load in self.keys.values())
+    def failed(self) -> bool:
+        """Whether a limit throttles a pattern at launch (``check`` exits 1)."""
+        return any(p.verdict == FAIL for p in self.patterns) or any(
+            limit.verdict == FAIL for limit in self.limits
+        )
 
     def usage(self) -> list[Usage]:
         """Per table and index, the units/s the patterns' launch rates consume (steady: the
@@ -139,14 +333,16 @@ class CheckReport:
         )
 
     def hottest(self, k: int = 8) -> list[KeyLoad]:
-        return sorted(self.keys.values(), key=lambda load: -load.risk)[:k]
+        return sorted(self.keys, key=lambda load: -load.risk)[:k]
 
     def lines(self) -> list[str]:
         design = self.design
+        minutes = f"{self.seconds / 60:g} minute{'s' if self.seconds != 60 else ''}"
         out = [
             f"Design {design.title} ({design.name}): {len(self.patterns)} access patterns, "
-            f"{sum(p.rate for p in self.patterns):,.1f} operations/s at launch",
-            *(f"  note: {note}" for note in design.notes),
+            f"{sum(p.rate for p in self.patterns):,.1f} operations/s at launch; the partition "
+            f"model over the first {minutes} at those rates",
+            *(f"  note: {note}" for note in [*design.notes, *self.notes]),
             "",
             f"{'Pattern':<22} {'Operation':<18} {'Rate':>10} {'RCU/op':>7} {'WCU/op':>7} "
             f"{'GSI w/op':>8}  Expected",
@@ -157,39 +353,135 @@ class CheckReport:
                 f"{p.write_units:>7.1f} {p.index_writes:>8.1f}  {p.verdict}"
                 + (f": {p.reason}" if p.reason else "")
             )
-        out += ["", "Hottest keys at launch (units/s on one key value; a partition serves 3,000 "
-                "read and 1,000 write):"]  # fmt: skip
+        out += ["", "Units per operation on each table and index (read/write):"]
+        for p in self.patterns:
+            parts = [f"{scope} {read:g}/{write:g}" for scope, (read, write) in p.scopes.items()]
+            grown = f"; its item grows: {p.grows_to:g} write units an update" if p.grows_to else ""
+            out.append(f"  {p.id:<22} {', '.join(parts)}{grown}")
+        out += [
+            "",
+            f"Hottest keys at launch (units/s on one key value; a partition serves "
+            f"{READ_CEILING:,.0f} read and {WRITE_CEILING:,.0f} write):",
+        ]
         for load in self.hottest():
             flag = f"  OVER ({load.over})" if load.over else ("  risk" if load.risk >= RISK else "")
+            who = [
+                f"{kind}: {', '.join(names)}"
+                for kind, names in (("read", load.read_patterns), ("write", load.write_patterns))
+                if names
+            ]
             out.append(
                 f"  {load.scope:<24} {load.key:<36} read {load.read:>9,.0f}  "
-                f"write {load.write:>8,.0f}{flag}  ({', '.join(sorted(load.patterns))})"
+                f"write {load.write:>8,.0f}{flag}  ({'; '.join(who)})"
             )
-        out += ["", "Partitions each table needs (by capacity at launch, by starting size):"]
-        for table, (by_capacity, by_size) in self.partitions.items():
-            size = self.stored_bytes.get(table, 0)
+        out += ["", "Limits at launch (what each table and index is asked, and serves):"]
+        for limit in self.limits:
+            refused = (
+                f"; {_percent(limit.refused_share)} of what was asked refused (retries included)"
+                if limit.refused_share
+                else ""
+            )
+            fails = ""
+            if limit.patterns:
+                pushed = set(limit.back_pressure)
+                fails = "; fails " + ", ".join(
+                    f"{p} (back-pressure)" if p in pushed else p for p in limit.patterns
+                )
             out.append(
-                f"  {table:<24} {by_capacity} by capacity, {by_size} by size "
-                f"({size / 1e6:,.1f} MB of starting data)"
+                f"  {limit.verdict}  {limit.scope:<24} {limit.kind:<5}  {limit.words()}"
+                f"{refused}{fails}"
             )
-        hot = [load for load in self.keys.values() if load.over]
+        out += ["", "Partitions (needed by the launch demand and by the starting data; the "
+                "model's at the start and the end of the launch):"]  # fmt: skip
+        for scope, count in self.partitions.items():
+            size = self.stored_bytes.get(scope)
+            data = f" ({size / 1e6:,.1f} MB of starting data)" if size is not None else ""
+            out.append(
+                f"  {scope:<24} {count.by_demand} by demand ({count.read_units:,.0f} read, "
+                f"{count.write_units:,.0f} write units/s), {count.by_size} by size{data}; "
+                f"the model's {count.at_start} -> {count.at_end}"
+            )
+        failing = [p for p in self.patterns if p.verdict == FAIL]
         out.append("")
-        if hot:
-            worst = max(hot, key=lambda load: load.risk)
+        if failing:
             out.append(
-                f"Expected: HOT KEY. {worst.key} on {worst.scope} takes {worst.read:,.0f} read "
-                f"and {worst.write:,.0f} write units/s at launch, over a partition's "
-                f"{'1,000 write' if worst.over == 'write' else '3,000 read'} units/s."
+                f"Expected: FAIL. {len(failing)} of {len(self.patterns)} patterns throttled at "
+                f"launch; {failing[0].id}: {failing[0].reason}."
             )
+        elif self.failed:
+            worst = next(limit for limit in self.limits if limit.verdict == FAIL)
+            out.append(f"Expected: FAIL. {worst.words()}.")
         else:
-            out.append("Expected: no key over a partition's ceiling at launch traffic.")
+            out.append("Expected: PASS. No limit of the model throttles a pattern at launch.")
         return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """What `lines` prints, as JSON (``loadgen check --out``)."""
+        design = self.design
+        return {
+            "design": {"file": design.path, "name": design.name, "title": design.title},
+            "seconds": self.seconds,
+            "verdict": FAIL if self.failed else PASS,
+            "notes": [*design.notes, *self.notes],
+            "patterns": [p.to_dict() for p in self.patterns],
+            "keys": [
+                {
+                    "scope": load.scope,
+                    "key": load.key,
+                    "read_units_per_s": round(load.read, 3),
+                    "write_units_per_s": round(load.write, 3),
+                    "read_patterns": list(load.read_patterns),
+                    "write_patterns": list(load.write_patterns),
+                    "over": load.over,
+                }
+                for load in self.hottest(len(self.keys))
+            ],
+            "limits": [limit.to_dict() for limit in self.limits],
+            "limit_causes": dict(CAUSES),
+            "partitions": {
+                scope: {
+                    "by_demand": count.by_demand,
+                    "by_size": count.by_size,
+                    "at_start": count.at_start,
+                    "at_end": count.at_end,
+                    "read_units_per_s": round(count.read_units, 3),
+                    "write_units_per_s": round(count.write_units, 3),
+                }
+                for scope, count in self.partitions.items()
+            },
+            "stored_bytes": dict(self.stored_bytes),
+        }
+
+
+def _percent(share: float) -> str:
+    value = share * 100
+    return f"{value:.1f}%" if value < 10 else f"{value:.0f}%"
 
 
 def stored_bytes(design: Design, *, seed: int = 1) -> dict[str, int]:
-    """Per table, the bytes of the design's starting data at launch (its entities' populate
-    counts times their item sizes): what its storage costs a month is read from."""
-    return dict(check(design, seed=seed).stored_bytes)
+    """Per table, the bytes of the design's starting data at launch: its entities' populate
+    counts times their item sizes, and the items the file lists. What its storage costs a
+    month is read from."""
+    generators = design.generators(seed=seed)
+    first = next(iter(design.schemas))
+    stored: dict[str, int] = {}
+    for entity in design.spec.entities.values():
+        if not entity.populate:
+            continue
+        table = entity.table or first
+        types = dict(design.schemas[table].attribute_types)
+        typed = {a: typed_value(v, a, types.get(a)) for a, v in entity.item.items()}
+        size = item_size(RequestTemplate({"i": typed}).render(Draws(generators))["i"])
+        count = 1
+        for generator, how_many in entity.populate.items():
+            cardinality = generators[generator].cardinality or 1
+            count *= cardinality if how_many == "all" else min(int(how_many), cardinality)
+        stored[table] = stored.get(table, 0) + count * size
+    for table, rows in (design.spec.items or {}).items():
+        for row in rows:
+            item = next(iter(row.values())).get("Item", row)
+            stored[table] = stored.get(table, 0) + item_size(item)
+    return stored
 
 
 def _provisioned_throughput(
@@ -218,326 +510,3 @@ def _provisioned_throughput(
         if got is not None:
             found.append((f"{table}/{index['IndexName']}", got))
     return found
-
-
-def _hottest(generator: ValueGenerator) -> tuple[str, float]:
-    """The value a generator draws most, and its share of draws."""
-    if isinstance(generator, KeySpace):
-        # The hottest rank is known without sampling: rank 0 (latest: the newest).
-        best = next(enumerate_values(generator, 1))
-        return best, float(generator.probability(best) or 0.0)
-    if isinstance(generator, Choice):
-        share, value = max(zip(generator.weights, generator.choices, strict=True))
-        return value, share
-    if isinstance(generator, Shard):
-        return "0", 1.0 / generator.shards
-    if isinstance(generator, TimeValue):
-        return generator.draw(), 1.0  # one bucket is current at a time: it takes all
-    if isinstance(generator, Sequence | RandomId):
-        return generator.draw(), 0.0  # every draw new: no value repeats
-    return generator.draw(), 1.0
-
-
-def _key_of(
-    text: str, generators: Mapping[str, ValueGenerator], each: str | None
-) -> tuple[str, float]:
-    """The hottest value of a key template, and the share of executions that hit it."""
-    template = Template.parse(text)
-    values: dict[str, str] = {}
-    share = 1.0
-    for name in template.names:
-        if name in values:
-            continue
-        value, p = _hottest(generators[name])
-        values[name] = value
-        share *= 1.0 if name == each else p
-    return template.render(values), share
-
-
-def _item_bytes(item: Mapping[str, Any], generators: Mapping[str, ValueGenerator]) -> int:
-    from loadgen.design.templates import RequestTemplate
-
-    rendered = RequestTemplate({"i": item}).render(Draws(generators))["i"]
-    return item_size(rendered)
-
-
-def check(design: Design, *, seed: int = 1) -> CheckReport:
-    """The design's expected heat at launch traffic (see the module docstring)."""
-    generators = design.generators(seed=seed)
-    compiled = design.compile(generators)
-    entity_bytes: dict[str, int] = {}
-    entity_items: dict[str, dict[str, Any]] = {}
-    for name, entity in design.spec.entities.items():
-        table = entity.table or next(iter(design.schemas))
-        types = dict(design.schemas[table].attribute_types)
-        typed = {a: typed_value(v, a, types.get(a)) for a, v in entity.item.items()}
-        entity_items[name] = typed
-        entity_bytes[name] = _item_bytes(typed, generators)
-    keys: dict[tuple[str, str], KeyLoad] = {}
-    estimates: list[PatternEstimate] = []
-    for pattern_spec in design.patterns:
-        pattern = compiled[pattern_spec.id]
-        estimate = _estimate(design, pattern, pattern_spec, generators, entity_items, entity_bytes)
-        estimates.append(estimate)
-        for scope, key, read, write in estimate.keys:
-            load = keys.setdefault((scope, key), KeyLoad(scope, key))
-            load.read += read
-            load.write += write
-            load.patterns.add(pattern.id)
-    for estimate in estimates:
-        over = [
-            keys[(scope, key)]
-            for scope, key, read, write in estimate.keys
-            if keys[(scope, key)].over and (read or write)
-        ]
-        if over:
-            worst = max(over, key=lambda load: load.risk)
-            kind = worst.over
-            units = worst.read if kind == "read" else worst.write
-            estimate.verdict = "FAIL"
-            estimate.reason = (
-                f"{worst.key} on {worst.scope} at {units:,.0f} {kind} units/s "
-                f"(a partition serves {READ_CEILING if kind == 'read' else WRITE_CEILING:,.0f})"
-            )
-    partitions: dict[str, tuple[int, int]] = {}
-    stored: dict[str, int] = {}
-    for name, entity in design.spec.entities.items():
-        if entity.populate:
-            table = entity.table or next(iter(design.schemas))
-            count = 1
-            for generator, how_many in entity.populate.items():
-                cardinality = generators[generator].cardinality or 1
-                count *= cardinality if how_many == "all" else min(int(how_many), cardinality)
-            stored[table] = stored.get(table, 0) + count * entity_bytes[name]
-    for table in design.schemas:
-        read = sum(load.read for (scope, _), load in keys.items() if scope == table)
-        write = sum(load.write for (scope, _), load in keys.items() if scope == table)
-        # Patterns' total units on the table, not just the hottest keys'.
-        read = (
-            sum(e.rate * e.read_units for e in estimates if compiled[e.id].table == table) or read
-        )
-        write = (
-            sum(e.rate * e.write_units for e in estimates if compiled[e.id].table == table) or write
-        )
-        by_capacity = max(1, math.ceil(read / READ_CEILING + write / WRITE_CEILING))
-        by_size = max(1, math.ceil(stored.get(table, 0) / PARTITION_BYTES))
-        partitions[table] = (by_capacity, by_size)
-    return CheckReport(design, estimates, keys, partitions, stored)
-
-
-def _entity_for(
-    design: Design,
-    table: str,
-    key: Mapping[str, Any],
-    entity_items: Mapping[str, Mapping[str, Any]],
-) -> str | None:
-    """The entity whose key templates a request's key matches (what it reads or updates)."""
-    for name, item in entity_items.items():
-        entity = design.spec.entities[name]
-        if (entity.table or next(iter(design.schemas))) != table:
-            continue
-        if all(item.get(attribute) == value for attribute, value in key.items()):
-            return name
-    return None
-
-
-def _estimate(
-    design: Design,
-    pattern: CompiledPattern,
-    spec: Any,
-    generators: Mapping[str, ValueGenerator],
-    entity_items: Mapping[str, Mapping[str, Any]],
-    entity_bytes: Mapping[str, int],
-) -> PatternEstimate:
-    schema = design.schemas[pattern.table]
-    request = pattern.requests[0].request if pattern.requests else {}
-    op = pattern.operation
-    fan = len(pattern.each_values) if pattern.each else 1
-    transactional = op.startswith("Transact")
-    factor = 2.0 if transactional else 1.0
-    keys: list[tuple[str, str, float, float]] = []
-    read_units = write_units = index_writes = 0.0
-    index_units: dict[str, float] = {}
-    by_scope: dict[str, list[float]] = {}
-
-    def mean_bytes(table: str) -> int:
-        sizes = [
-            entity_bytes[n]
-            for n, e in design.spec.entities.items()
-            if (e.table or next(iter(design.schemas))) == table
-        ]
-        return int(sum(sizes) / len(sizes)) if sizes else 100
-
-    def key_text(value: Mapping[str, Any]) -> str:
-        ((_, text),) = value.items()
-        return str(text)
-
-    def add(scope: str, template: str, read: float, write: float) -> None:
-        key, share = _key_of(template, generators, pattern.each)
-        keys.append((scope, key, pattern.rate * share * read, pattern.rate * share * write))
-
-    def writes(table: str, item: Mapping[str, Any] | None, size: int, changes: set[str]) -> float:
-        """Index writes of an item written (all its index keys) or updated (``changes``)."""
-        total = 0.0
-        owner = design.schemas[table]
-        for index in owner.global_indexes:
-            if item is None or any(a not in item for a in index.key_attributes):
-                continue
-            if (
-                changes
-                and not (set(index.key_attributes) & changes)
-                and index.projection == "KEYS_ONLY"
-            ):
-                continue
-            moved = bool(changes & set(index.key_attributes))
-            units = math.ceil(max(size, 1) / WRITE_UNIT_BYTES) * factor * (2 if moved else 1)
-            total += units
-            scope = f"{table}/{index.name}"
-            index_units[scope] = index_units.get(scope, 0.0) + units
-            add(f"{table}/{index.name}", key_text(item[index.partition_key]), 0.0, units)
-        return total
-
-    if op in ("GetItem", "PutItem", "UpdateItem", "DeleteItem"):
-        key = request.get("Key") or {a: request["Item"][a] for a in schema.key_attributes}
-        entity = (
-            _entity_for(design, schema.name, key, entity_items)
-            if op != "PutItem"
-            else (spec.entity)
-        )
-        size = entity_bytes[entity] if entity else mean_bytes(schema.name)
-        pk = key_text(key[schema.partition_key])
-        if op == "GetItem":
-            read_units = math.ceil(max(size, 1) / READ_UNIT_BYTES) * (
-                1.0 if request.get("ConsistentRead") else 0.5
-            )
-            add(schema.name, pk, read_units, 0.0)  # with each: every value, once an execution
-        else:
-            write_units = math.ceil(max(size, 1) / WRITE_UNIT_BYTES) * 1.0
-            add(schema.name, pk, 0.0, write_units * fan)
-            item = entity_items.get(entity) if entity else None
-            if op == "PutItem":
-                index_writes = writes(schema.name, request.get("Item"), size, set())
-            elif op == "UpdateItem" and item is not None:
-                changed = set((spec.set or {}).keys()) | set((spec.add or {}).keys())
-                merged = {**item, **{a: typed_value(v, a) for a, v in (spec.set or {}).items()}}
-                if (
-                    any(a in changed for i in schema.global_indexes for a in i.key_attributes)
-                    or changed
-                ):
-                    index_writes = writes(schema.name, merged, size, changed)
-            elif op == "DeleteItem" and item is not None:
-                index_writes = writes(schema.name, item, size, set())
-    elif op in ("Query", "Scan"):
-        index = schema.index(pattern.index) if pattern.index else None
-        owner = index or schema
-        per_partition = 1
-        size = mean_bytes(schema.name)
-        for name, entity in design.spec.entities.items():
-            if entity.populate and (entity.table or next(iter(design.schemas))) == schema.name:
-                counts = list(entity.populate.values())
-                inner = 1
-                for generator, how_many in list(entity.populate.items())[1:]:
-                    card = generators[generator].cardinality or 1
-                    inner *= card if how_many == "all" else min(int(how_many), card)
-                per_partition = max(per_partition, inner if counts else 1)
-                size = entity_bytes[name]
-        items = min(int(request.get("Limit") or per_partition), per_partition)
-        strong = bool(request.get("ConsistentRead")) and (index is None or index.local)
-        read_units = math.ceil(max(items * size, 1) / READ_UNIT_BYTES) * (1.0 if strong else 0.5)
-        scope = schema.name if index is None else f"{schema.name}/{index.name}"
-        if op == "Query":
-            values = request.get("ExpressionAttributeValues") or {}
-            names = request.get("ExpressionAttributeNames") or {}
-            condition = str(request.get("KeyConditionExpression") or "")
-            template = None
-            for placeholder, name in names.items():
-                if name == owner.partition_key:
-                    left = condition.split(" AND ")[0]
-                    for value_name, value in values.items():
-                        if placeholder in left and value_name in left:
-                            template = key_text(value)
-            if template is None:
-                for value_name, value in values.items():
-                    if owner.partition_key in condition and value_name in condition:
-                        template = key_text(value)
-                        break
-            add(scope, template or "?", read_units, 0.0)
-        else:
-            add(scope, "(every partition)", read_units, 0.0)
-    elif op in ("BatchGetItem", "BatchWriteItem"):
-        shape = pattern.key_templates[0]
-        count = len(pattern.each_values) if pattern.each else pattern.count
-        entity = _entity_for(
-            design, schema.name, {a: shape[a] for a in schema.key_attributes}, entity_items
-        )
-        size = (
-            entity_bytes[entity]
-            if entity
-            else (
-                _item_bytes(shape, generators)
-                if op == "BatchWriteItem"
-                else mean_bytes(schema.name)
-            )
-        )
-        pk = key_text(shape[schema.partition_key])
-        if op == "BatchGetItem":
-            read_units = (
-                count
-                * math.ceil(max(size, 1) / READ_UNIT_BYTES)
-                * (1.0 if request.get("ConsistentRead") else 0.5)
-            )
-            per_key = read_units / count
-            if pattern.each:
-                for value in pattern.each_values:
-                    one = Template.parse(pk)
-                    rest = {n: _hottest(generators[n])[0] for n in one.names if n != pattern.each}
-                    key = one.render({**rest, pattern.each: value})
-                    share = math.prod(
-                        _hottest(generators[n])[1] for n in set(one.names) if n != pattern.each
-                    )
-                    keys.append((schema.name, key, pattern.rate * share * per_key, 0.0))
-            else:
-                add(schema.name, pk, per_key, 0.0)
-        else:
-            write_units = count * math.ceil(max(size, 1) / WRITE_UNIT_BYTES)
-            add(schema.name, pk, 0.0, write_units / count)
-            index_writes = count * writes(schema.name, shape, size, set())
-            index_units = {scope: units * count for scope, units in index_units.items()}
-    else:  # transactions
-        for action in request.get("TransactItems") or ():
-            ((kind, body),) = action.items()
-            owner_schema = design.schemas[body["TableName"]]
-            item_body: dict[str, Any] = body.get("Item") or {}
-            key = body.get("Key") or {a: item_body[a] for a in owner_schema.key_attributes}
-            entity = _entity_for(design, owner_schema.name, key, entity_items)
-            size = entity_bytes[entity] if entity else mean_bytes(owner_schema.name)
-            pk = key_text(key[owner_schema.partition_key])
-            if kind == "Get":
-                units = math.ceil(max(size, 1) / READ_UNIT_BYTES) * 2.0
-                read_units += units
-                add(owner_schema.name, pk, units, 0.0)
-                by_scope.setdefault(owner_schema.name, [0.0, 0.0])[0] += units
-            else:
-                units = math.ceil(max(size, 1) / WRITE_UNIT_BYTES) * 2.0
-                write_units += units
-                add(owner_schema.name, pk, 0.0, units)
-                by_scope.setdefault(owner_schema.name, [0.0, 0.0])[1] += units
-                if kind == "Put":
-                    index_writes += writes(owner_schema.name, item_body, size, set())
-    reads = read_units * fan if op in ("GetItem", "Query") else read_units
-    if not op.startswith("Transact"):
-        index = schema.index(pattern.index) if pattern.index else None
-        read_scope = schema.name if index is None else f"{schema.name}/{index.name}"
-        if reads:
-            by_scope.setdefault(read_scope, [0.0, 0.0])[0] += reads
-        if write_units:
-            # An ``each`` write runs once per value: the table's units are the key loads'.
-            by_scope.setdefault(schema.name, [0.0, 0.0])[1] += write_units * fan
-    for scope, units in index_units.items():
-        by_scope.setdefault(scope, [0.0, 0.0])[1] += units * (fan if op in _WRITES else 1)
-    return PatternEstimate(
-        pattern.id, op, pattern.rate, reads, write_units, index_writes, keys, scopes=by_scope
-    )
-
-
-_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})

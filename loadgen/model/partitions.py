@@ -55,7 +55,7 @@ from loadgen.errors import ConfigError
 from loadgen.model.capacity import Charge
 from loadgen.model.hashing import HASH_SPACE, partition_hash
 from loadgen.model.schema import TableSchema
-from loadgen.model.throttling import Limit, Throttle, cause_of, resource_arn, throttle
+from loadgen.model.throttling import Cause, Limit, Throttle, cause_of, resource_arn, throttle
 
 __all__ = [
     "AutoScaling",
@@ -64,6 +64,7 @@ __all__ = [
     "PartitionStats",
     "Throttle",
     "ThroughputStats",
+    "partitions_for",
 ]
 
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html
@@ -154,6 +155,10 @@ class ThroughputStats:
     partitions: tuple[PartitionStats, ...]
     size_bytes: float = 0.0
     """The table's data size as last reported (`PartitionModel.resize`); 0 for a GSI."""
+    read_cause: Cause = "capacity"
+    """Which limit ``read_capacity`` is, as a throttle by it names its cause: ``capacity``
+    (on-demand), ``provisioned``, ``account`` (the per-table quota) or ``maximum``."""
+    write_cause: Cause = "capacity"
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +203,13 @@ class BulkAdmission:
     throttle: Throttle | None
     """The throttle the service reports for the refused part (None: all admitted): a
     partition's key range, or else the keyspace's capacity, quota or maximum."""
+    by_ceiling: tuple[float, ...] = ()
+    """Units refused per partition by the partition's own ceiling; the rest of what a
+    partition was refused, the keyspace's limit refused (its share of a capacity too small
+    for every partition's demand)."""
+    keyspace_throttle: Throttle | None = None
+    """The throttle of the keyspace's own limit (cause ``capacity``, ``provisioned``,
+    ``account`` or ``maximum``) when it refused part of the demand, beside a partition's."""
 
 
 class _Scaler:
@@ -328,10 +340,12 @@ class _Keyspace:
         self.limit[kind] = limit
 
     def needed_partitions(self) -> int:
-        # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.Partitions.html
-        read, write = (self.rate[kind] / self.scale / _CEILINGS[kind] for kind in (_READ, _WRITE))
-        by_size = math.ceil(self.size_bytes / self.partition_bytes - 1e-9)
-        return max(1, min(MAX_PARTITIONS, max(math.ceil(read + write - 1e-9), by_size)))
+        return partitions_for(
+            self.rate[_READ] / self.scale,
+            self.rate[_WRITE] / self.scale,
+            self.size_bytes / self.scale,
+            self.partition_bytes / self.scale,
+        )
 
     def grow(self) -> None:
         """Double the partitions until they absorb the capacity."""
@@ -373,6 +387,25 @@ class _Keyspace:
             )
             self.throttles[(kind, limit, by_partition)] = cached
         return cached
+
+
+def partitions_for(
+    read_units: float,
+    write_units: float,
+    size_bytes: float = 0.0,
+    partition_bytes: float = PARTITION_BYTES,
+) -> int:
+    """Partitions a keyspace of ``read_units`` and ``write_units`` per second holding
+    ``size_bytes`` needs: ``max(ceil(RCU/3000 + WCU/1000), ceil(GB/10))``, at least 1 and
+    at most `MAX_PARTITIONS`.
+
+    >>> partitions_for(12000, 4000)  # a new on-demand table's warm throughput
+    8
+    """
+    # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.Partitions.html
+    by_units = read_units / PARTITION_READ_UNITS + write_units / PARTITION_WRITE_UNITS
+    by_size = math.ceil(size_bytes / partition_bytes - 1e-9)
+    return max(1, min(MAX_PARTITIONS, max(math.ceil(by_units - 1e-9), by_size)))
 
 
 def _fill_level(asked: Sequence[float], rooms: Sequence[float], shared: float) -> float:
@@ -586,22 +619,32 @@ class PartitionModel:
             rooms.append(room if room > _TOKEN_FLOOR else 0.0)
         level = _fill_level(units, rooms, max(0.0, space.tokens[k]))
         admitted = []
-        by_partition = refused_any = False
+        by_ceiling = []
+        by_partition = by_keyspace = False
         for part, asked, asking, room in zip(space.parts, units, requests, rooms, strict=True):
             got = min(room, asked * level)
             admitted.append(got)
+            # What the partition's own ceiling refused of its share of the keyspace.
+            ceiling = max(0.0, asked * level - room)
+            by_ceiling.append(ceiling)
             if got:
                 self._take(space, part, k, got)
             if asked - got > _TOKEN_FLOOR * max(1.0, asked):
                 refused = asking * (asked - got) / asked
                 if room < asked * level:
                     part.throttled_now = by_partition = True  # its own ceiling refused: heat
+                if asked - got - ceiling > _TOKEN_FLOOR * max(1.0, asked):
+                    by_keyspace = True
                 part.throttled[k] += refused
                 space.throttled[k] += refused
-                refused_any = True
         limit: Limit = "KeyRangeThroughputExceeded" if by_partition else space.limit[k]
-        refusal = space.throttle(k, limit, by_partition=by_partition) if refused_any else None
-        return BulkAdmission(tuple(admitted), by_partition, refusal)
+        keyspace = space.throttle(k, space.limit[k]) if by_keyspace else None
+        refusal = (
+            space.throttle(k, limit, by_partition=by_partition)
+            if by_partition or by_keyspace
+            else None
+        )
+        return BulkAdmission(tuple(admitted), by_partition, refusal, tuple(by_ceiling), keyspace)
 
     def admit(self, charges: Sequence[Charge]) -> Throttle | None:
         """Take every charge, or none of them and say why.
@@ -686,6 +729,8 @@ class PartitionModel:
                     splits=space.splits,
                     partitions=parts,
                     size_bytes=space.size_bytes if index is None else 0.0,
+                    read_cause=cause_of(space.limit[_READ], by_partition=False),
+                    write_cause=cause_of(space.limit[_WRITE], by_partition=False),
                 )
             )
         return stats

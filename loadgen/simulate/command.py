@@ -2,20 +2,25 @@
 
 A shipped workload's name reads its design file, ``examples/designs/<name>.yaml``: the
 workloads' designs are the variants of those files, so a simulation and a run share one
-description of a workload.
+description of a workload. Without ``--rate`` or ``--profile`` it runs the file's launch rates
+(each pattern's declared rate) for ``--duration``, `LAUNCH_S` by default: the same run
+``loadgen check`` asks of the model.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from loadgen.design.loader import is_design_file, load_design
+from loadgen.design.loader import Design, is_design_file, load_design
 from loadgen.design.values import rate_per_s, span_s
 from loadgen.errors import ConfigError
 from loadgen.heat.results import write_results
 from loadgen.simulate.engine import Settings, simulate
+from loadgen.simulate.launch import LAUNCH_S, launch_profile
 from loadgen.simulate.output import build_results, timeline_lines
 from loadgen.simulate.profile import Profile, constant, load_profile
 
@@ -55,9 +60,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     simulate_parser.add_argument("workload", help=f"{', '.join(SHIPPED)} or a design file")
     simulate_parser.add_argument("--design", help="one variant of the file (default: the first)")
     simulate_parser.add_argument(
-        "--rate", help="executions per second over every pattern, split by the design's mix"
+        "--rate",
+        help="executions per second over every pattern, split by the design's mix (default: "
+        "the file's launch rates, each pattern at its own)",
     )
-    simulate_parser.add_argument("--duration", help="with --rate: how long, e.g. 1h, 30m")
+    simulate_parser.add_argument(
+        "--duration",
+        help=f"how long at --rate or the launch rates, e.g. 1h, 30m (default {LAUNCH_S // 60}m)",
+    )
     simulate_parser.add_argument(
         "--profile", help="YAML list of steps, ramps, holds, spikes (e.g. '0 -> 20k/s over 10m')"
     )
@@ -101,23 +111,25 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
 
-def _profile(args: argparse.Namespace) -> Profile:
+def _profile(args: argparse.Namespace, design: Design) -> Profile:
     if args.profile is not None:
         if args.rate is not None or args.duration is not None:
             raise ConfigError("give --profile, or --rate and --duration, not both")
         return load_profile(args.profile)
-    if args.rate is None or args.duration is None:
-        raise ConfigError(
-            "give --rate R --duration D (e.g. --rate 20k/s --duration 1h) or --profile"
-        )
+    duration: float = LAUNCH_S
+    if args.duration is not None:
+        try:
+            duration = span_s(args.duration)
+        except ValueError as e:
+            raise ConfigError(f"--duration: {e}") from None
+        if not duration >= 1:
+            raise ConfigError(f"--duration must be at least 1s (got {args.duration!r})")
+    if args.rate is None:
+        return launch_profile(design, round(duration))
     try:
         rate = rate_per_s(_number_or_text(args.rate))
     except ValueError as e:
         raise ConfigError(f"--rate: {e}") from None
-    try:
-        duration = span_s(args.duration)
-    except ValueError as e:
-        raise ConfigError(f"--duration: {e}") from None
     return constant(rate, duration)
 
 
@@ -128,10 +140,16 @@ def _number_or_text(value: str) -> float | str:
         return value
 
 
-def run_simulate(args: argparse.Namespace) -> int:
-    """Run ``loadgen simulate``; 0 when no pattern fails, 1 when one does."""
+def run_simulate(
+    args: argparse.Namespace, conclude: Callable[[dict[str, Any]], list[str]] | None = None
+) -> int:
+    """Run ``loadgen simulate``; 0 when no pattern fails, 1 when one does.
+
+    ``conclude`` (the command layer's: the per-pattern verdicts) reads the results before
+    they are written, may add to them, and returns lines to print after the timeline.
+    """
     design = load_design(design_path(args.workload), args.design)
-    profile = _profile(args)
+    profile = _profile(args, design)
     try:
         every = max(1, round(span_s(args.every) / 60))
     except ValueError as e:
@@ -148,7 +166,10 @@ def run_simulate(args: argparse.Namespace) -> int:
     )
     result = simulate(design, profile, settings)
     print("\n".join(timeline_lines(result, every)), flush=True)
+    results = build_results(result)
+    if conclude is not None:
+        print("\n".join(conclude(results)), flush=True)
     if args.out:
-        write_results(build_results(result), args.out)
+        write_results(results, args.out)
         print(f"\nResults written to {args.out}", file=sys.stderr)
     return 1 if result.first_failures() else 0

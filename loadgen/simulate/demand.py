@@ -12,6 +12,13 @@ hash. Keys drawn new at each execution (ids, sequences, ISO times) are spread th
 To learn a charge's key template, the pattern is rendered once with numbered markers for
 every generator's value and the markers are read back from the charged keys: whatever builds
 the request (an entity's item, a GSI key, a transaction's actions) names the key.
+
+The item a request finds was written before it: its key is the request's, its other values
+its own draws, and its times (ISO, epoch) `EARLIER_S` older than the request's. An update that
+sets an index key or a projected attribute so moves the index entry as on the target (a
+heartbeat that sets ``last_seen`` rewrites its entry), where rendering the stored item with the
+request's own draws would find nothing changed. The items a file lists (``items``, as AWS's
+data model has them) are found too.
 """
 
 from __future__ import annotations
@@ -56,6 +63,8 @@ SAMPLE = 32
 """Key hashes a hot partition is given to choose where it splits (as the model samples)."""
 _MARK = 7_391_000_000  # numbered markers: digits survive every format spec ({n:07d})
 _MARKED = re.compile(r"7391(\d{6})")
+EARLIER_S = 60.0
+"""How much older than a request the times of the item it finds are (any age that differs)."""
 
 
 class _Marker(ValueGenerator):
@@ -213,7 +222,8 @@ def _template_of(
     rendering with real draws is among the keys those draws charged (``rendered``) is taken.
     """
     text = (key if isinstance(key, str) else str(key)).replace("{", "").replace("}", "")
-    marked = [names[int(n)] for n in _MARKED.findall(text)]
+    # A stored item's marker (`_stored_generators`) stands for the same name.
+    marked = [names[int(n) % len(names)] for n in _MARKED.findall(text)]
     options = [specs.get(name) or [""] for name in marked]
     candidates = []
     for chosen in itertools.product(*options):
@@ -221,7 +231,8 @@ def _template_of(
 
         def back(match: re.Match[str], picks: Any = picks) -> str:
             spec = next(picks)
-            return "{" + names[int(match.group(1))] + (f":{spec}" if spec else "") + "}"
+            name = names[int(match.group(1)) % len(names)]
+            return "{" + name + (f":{spec}" if spec else "") + "}"
 
         candidates.append(Template.parse(_MARKED.sub(back, text)))
     for template in candidates:
@@ -230,16 +241,36 @@ def _template_of(
     return candidates[0]
 
 
-def _stored_items(design: Design) -> dict[str, tuple[str, RequestTemplate]]:
-    """Each entity's table and item template, typed as the table types its keys."""
+def _stored_items(design: Design) -> dict[str, tuple[str, RequestTemplate, tuple[str, ...]]]:
+    """Each entity's table, item template (typed as the table types its keys) and the names
+    its key attributes are drawn from."""
     first = next(iter(design.schemas))
     items = {}
     for name, entity in design.spec.entities.items():
         table = entity.table or first
-        types = dict(design.schemas[table].attribute_types)
+        schema = design.schemas[table]
+        types = dict(schema.attribute_types)
         typed = {a: typed_value(v, a, types.get(a)) for a, v in entity.item.items()}
-        items[name] = (table, RequestTemplate(typed))
+        specs: dict[str, list[str]] = {}
+        _names_specs([typed[a] for a in schema.key_attributes if a in typed], specs)
+        items[name] = (table, RequestTemplate(typed), tuple(specs))
     return items
+
+
+def _stored_generators(
+    generators: Mapping[str, ValueGenerator], names: Sequence[str], marked: bool
+) -> dict[str, ValueGenerator]:
+    """What a stored item's values other than its key are drawn from: markers of their own
+    (read back as the same names), or the generators with times `EARLIER_S` older."""
+    if marked:
+        return {name: _Marker(i + len(names)) for i, name in enumerate(names)}
+    stored = dict(generators)
+    for name, generator in generators.items():
+        if isinstance(generator, TimeValue) and generator.form in ("iso", "epoch"):
+            stored[name] = TimeValue(
+                generator.form, generator.clock, generator.offset_s - EARLIER_S, generator.pattern
+            )
+    return stored
 
 
 def _per_key_items(design: Design, generators: Mapping[str, ValueGenerator]) -> int:
@@ -255,25 +286,42 @@ def _per_key_items(design: Design, generators: Mapping[str, ValueGenerator]) -> 
 
 
 class _Store:
-    """The items a request would find: entities rendered with the execution's draws."""
+    """The items a request would find: entities whose key the execution's draws render to,
+    written before it (see the module docstring), and the items the file lists."""
 
-    def __init__(self, design: Design, draws: Draws, query_items: int) -> None:
+    def __init__(
+        self,
+        design: Design,
+        draws: Draws,
+        query_items: int,
+        stored: Mapping[str, ValueGenerator] | None = None,
+    ) -> None:
         self.design = design
         self.items = _stored_items(design)
         self.draws = draws
         self.query_items = query_items
+        self.stored = draws.generators if stored is None else stored
+        self.listed = {
+            table: [next(iter(row.values())).get("Item", row) for row in rows]
+            for table, rows in (design.spec.items or {}).items()
+        }
 
     def find(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        for owner, template in self.items.values():
+        for owner, template, key_names in self.items.values():
             if owner != table:
                 continue
             item = template.render(self.draws)
             if all(item.get(a) == v for a, v in key.items()):
-                return item
+                written = Draws(self.stored, **{n: self.draws[n] for n in key_names})
+                found: dict[str, Any] = template.render(written)
+                return found
+        for item in self.listed.get(table, ()):
+            if all(item.get(a) == v for a, v in key.items()):
+                return dict(item)
         return None
 
     def query(self, table: str, attribute: str | None, value: Any, limit: int | None) -> list[Any]:
-        for owner, template in self.items.values():
+        for owner, template, _ in self.items.values():
             if owner != table or attribute is None:
                 continue
             item = template.render(self.draws)
@@ -329,6 +377,8 @@ def pattern_demands(
     compiled = design.compile(generators)
     names = sorted(generators)
     markers: dict[str, ValueGenerator] = {name: _Marker(i) for i, name in enumerate(names)}
+    stored_markers = _stored_generators(generators, names, marked=True)
+    stored = _stored_generators(generators, names, marked=False)
     query_items = _per_key_items(design, generators)
     demands = []
     for spec in design.patterns:
@@ -338,14 +388,14 @@ def pattern_demands(
             _names_specs(request.request, specs)
         for key_template in pattern.key_templates:
             _names_specs(key_template, specs)
-        for _, item in _stored_items(design).values():
+        for _, item, _ in _stored_items(design).values():
             _names_specs(item.request, specs)
         marked_draws = Draws(markers)
         marked_calls = list(pattern.calls(marked_draws))
         marked = [
             c
             for call in marked_calls
-            for c in _cost(call, _Store(design, marked_draws, query_items), design)
+            for c in _cost(call, _Store(design, marked_draws, query_items, stored_markers), design)
         ]
         # Units per (scope, kind), averaged over real executions.
         real_units: dict[tuple[str, str | None, str], list[float]] = {}
@@ -353,7 +403,7 @@ def pattern_demands(
         real_keys: dict[tuple[str, str | None, str], list[tuple[Draws, set[str]]]] = {}
         for _ in range(PROBES):
             draws = Draws(generators)
-            store = _Store(design, draws, query_items)
+            store = _Store(design, draws, query_items, stored)
             keys: dict[tuple[str, str | None, str], set[str]] = {}
             for call in pattern.calls(draws):
                 for charge in _cost(call, store, design):
@@ -374,7 +424,7 @@ def pattern_demands(
         for charge in marked:
             slot = (charge.table, charge.index, charge.kind)
             marked_counts[slot] = marked_counts.get(slot, 0) + 1
-        growth = _growth(pattern, generators, design, query_items)
+        growth = _growth(pattern, generators, design, query_items, stored)
         lanes: dict[tuple[Any, ...], Lane] = {}
         for charge in marked:
             slot = (charge.table, charge.index, charge.kind)
@@ -434,7 +484,11 @@ def pattern_demands(
 
 
 def _growth(
-    pattern: Any, generators: Mapping[str, ValueGenerator], design: Design, query_items: int
+    pattern: Any,
+    generators: Mapping[str, ValueGenerator],
+    design: Design,
+    query_items: int,
+    stored_generators: Mapping[str, ValueGenerator],
 ) -> tuple[tuple[float, float], ...]:
     """``(n, units)`` of an UpdateItem's table write when it is its key's ``n``-th update
     (``n`` 1, 2, 4, ...), replaying `GROWTH_EXECUTIONS` executions with real draws, each key's
@@ -446,7 +500,7 @@ def _growth(
     items: dict[str, Any] = {}
     counts: dict[str, int] = {}
     by_n: dict[int, list[float]] = {}
-    stored = bool(design.spec.entities)
+    stored = bool(design.spec.entities or design.spec.items)
     first: dict[str, int] = {}  # attributes each key's item had after its first update
     grew = False
     for execution in range(GROWTH_EXECUTIONS):
@@ -460,7 +514,9 @@ def _growth(
                 before = items[text]
             else:  # the starting data's item, if any
                 before = (
-                    _Store(design, draws, query_items).find(call.table, key) if stored else None
+                    _Store(design, draws, query_items, stored_generators).find(call.table, key)
+                    if stored
+                    else None
                 )
             after = apply_update(before, key, call.params)
             if after is None:

@@ -45,6 +45,7 @@ from loadgen.model.partitions import (
     ThroughputStats,
 )
 from loadgen.model.schema import TableSchema
+from loadgen.simulate.causes import Causes, LimitRecord, PatternThrottles
 from loadgen.simulate.demand import KeyProfile, Lane, PatternDemand, pattern_demands
 from loadgen.simulate.growth import Growing
 from loadgen.simulate.profile import Profile
@@ -177,6 +178,8 @@ class Failure:
     minute: int
     share: float
     reason: str
+    cause: str = ""
+    """The model's cause of the throttle the reason words (`loadgen.refusals.CAUSES`)."""
 
 
 @dataclass
@@ -199,6 +202,19 @@ class SimulationResult:
     grown_units: dict[tuple[str, int], float] = field(default_factory=dict)
     """(pattern, lane's place in its demand's lanes) to the units its admitted executions were
     charged, for lanes whose items grow with their updates (`Lane.growth`)."""
+    causes: dict[tuple[str, int], str] = field(default_factory=dict)
+    """(pattern, minute) to the model's cause of the throttle `reasons` words."""
+    throttles: dict[str, list[PatternThrottles]] = field(default_factory=dict)
+    """Per pattern, its throttled attempts by the limit that refused them (`causes`)."""
+    limits: list[LimitRecord] = field(default_factory=list)
+    """What each limit of each table and index refused, over the simulation."""
+    asked_units: dict[tuple[str, str | None, str], float] = field(default_factory=dict)
+    """Units asked of each (table, index, kind) over the simulation."""
+    initial: list[ThroughputStats] = field(default_factory=list)
+    """The tables and indexes as the simulation began: capacity, its limit, partitions."""
+    key_profiles: dict[tuple[str, int], KeyProfile] = field(default_factory=dict)
+    """(pattern, lane's place in its demand's lanes) to the lane's keys as the simulation
+    began (keys on the run's clock move later)."""
 
     def first_failures(self) -> list[Failure]:
         failures = []
@@ -207,7 +223,8 @@ class SimulationResult:
                 share = row.throttled / row.offered if row.offered else 0.0
                 if share > FAILING_SHARE:
                     reason = self.reasons.get((pattern, row.minute), "")
-                    failures.append(Failure(pattern, row.minute, share, reason))
+                    cause = self.causes.get((pattern, row.minute), "")
+                    failures.append(Failure(pattern, row.minute, share, reason, cause))
                     break
         return failures
 
@@ -362,6 +379,7 @@ def simulate(
                 most = AUTO_SCALING_MAXIMUM
                 model.auto_scale(schema.name, index, "read", AutoScaling(read, max(read, most)))
                 model.auto_scale(schema.name, index, "write", AutoScaling(write, max(write, most)))
+    initial = model.snapshot()
     total_rate = math.fsum(d.rate for d in demands)
     mix = np.asarray([d.rate / total_rate for d in demands])
     attempts = settings.attempts
@@ -376,6 +394,7 @@ def simulate(
             lane_list.append((i, lane))
             places.append((demand.id, place))
     profiles: list[KeyProfile] = [demands[i].profile(lane) for i, lane in lane_list]
+    key_profiles = dict(zip(places, profiles, strict=True))
     for number, (_, lane) in enumerate(lane_list):
         key = (lane.table, lane.index, lane.kind)
         if key not in scopes:
@@ -408,6 +427,8 @@ def simulate(
     minutes = math.ceil(duration / 60)
     per_pattern = np.zeros((5, minutes, n_patterns))  # offered, new, admitted, throttled, failed
     reasons: dict[tuple[str, int], str] = {}
+    first_causes: dict[tuple[str, int], str] = {}
+    causes = Causes(n_patterns)
     scope_minutes: dict[tuple[str, str | None], list[ScopeMinute]] = {}
     top: dict[tuple[str, str | None], dict[str, tuple[float, float]]] = {}
     lane_executions = np.zeros(len(lane_list))
@@ -508,6 +529,7 @@ def simulate(
         if several_lanes:
             elsewhere = _elsewhere(back_total, touch_counts, pattern_of, n_patterns)
         refusal: dict[tuple[str, str | None, str], np.ndarray] = {}
+        by_ceiling: dict[tuple[str, str | None, str], np.ndarray] = {}
         refusing: dict[tuple[str, str | None, str], tuple[BulkAdmission, np.ndarray]] = {}
         for key, scope in scopes.items():
             units = np.zeros(len(scope.starts))
@@ -531,12 +553,15 @@ def simulate(
             with np.errstate(divide="ignore", invalid="ignore"):
                 phi = np.where(units > 0, admitted / np.where(units > 0, units, 1.0), 1.0)
             refusal[key] = 1.0 - phi
+            # The share of each partition's units its own ceiling refused (the rest of what
+            # was refused, the keyspace's limit did).
+            by_ceiling[key] = causes.keyspace(key, units, bulk)
             if bulk.throttle is not None:
                 refusing[key] = (bulk, units)
         # Admitted shares of first attempts and of retries, per pattern: each its most
         # refused lane's (`where`: that lane's touches by partition, and those refused).
         fraction = np.ones((2, n_patterns))
-        where: dict[tuple[int, int], tuple[int, np.ndarray, float]] = {}
+        where: dict[tuple[int, int], tuple[int, np.ndarray, float, float]] = {}
         for number, (i, _) in enumerate(lane_list):
             key = lane_keys[number]
             if key not in refusing:
@@ -551,7 +576,8 @@ def simulate(
                 refused_touches = float(drawn @ refusal[key])
                 if total > 0 and 1.0 - refused_touches / total < fraction[group, i]:
                     fraction[group, i] = 1.0 - refused_touches / total
-                    where[(group, i)] = (number, drawn, refused_touches)
+                    ceiling_touches = float(drawn @ by_ceiling[key])
+                    where[(group, i)] = (number, drawn, refused_touches, ceiling_touches)
         # Patterns without retries this second: theirs as their first attempts'.
         fraction[1] = np.where(offered > new, fraction[1], fraction[0])
         refused_by_group = 1.0 - fraction
@@ -565,7 +591,7 @@ def simulate(
             # refusals), not as the pattern's keys do on average.
             refused_at: dict[tuple[int, int], tuple[int, np.ndarray]] = {}
             late = refused_by_group.copy()
-            for (group, i), (number, drawn, refused_touches) in where.items():
+            for (group, i), (number, drawn, refused_touches, _) in where.items():
                 if refused_by_group[group, i]:
                     partition_refused = refusal[lane_keys[number]]
                     at = drawn * partition_refused
@@ -595,12 +621,27 @@ def simulate(
         total_requests += float(offered.sum())
         for i in np.flatnonzero(throttled).tolist():
             worst = where.get((0, i)) or where.get((1, i))
-            if worst is not None and (demands[i].id, minute) not in reasons:
-                key = lane_keys[worst[0]]
-                bulk, units = refusing[key]
+            if worst is None:
+                continue
+            key = lane_keys[worst[0]]
+            bulk, units = refusing[key]
+            # The lane's refused touches, split between its partitions' ceilings and the
+            # keyspace's limit: the pattern's throttles are split alike.
+            by_partition = worst[3] / worst[2] if worst[2] > 0 else 0.0
+            keyspace = bulk.keyspace_throttle
+            partition = bulk.throttle if bulk.partition_limited else None
+            split_by = [(partition, by_partition), (keyspace, 1.0 - by_partition)]
+            causes.pattern(i, float(throttled[i]), float(failed[i]), split_by)
+            if (demands[i].id, minute) not in reasons:
                 top_units = {n: g.top_units for n, g in growing.items()}
-                words = _words(bulk, scopes[key], units, key[2], model, asked, lane_list, top_units)
+                worded = partition if partition is not None and by_partition >= 0.5 else keyspace
+                words = _words(
+                    bulk, scopes[key], units, key[2], model, asked, lane_list, top_units,
+                    by_partition=worded is partition,
+                )  # fmt: skip
                 reasons[(demands[i].id, minute)] = words
+                if worded is not None:
+                    first_causes[(demands[i].id, minute)] = worded.cause
         # Heat, as a run's recorder counts it: each request's key touches once (and its
         # units), and the throttled attempts where they were throttled (`_Heat`).
         heat.requests += new[pattern_of] * recorded
@@ -653,6 +694,15 @@ def simulate(
         requests=total_requests,
         final=model.snapshot(),
         grown_units={places[number]: growth.charged for number, growth in growing.items()},
+        causes=first_causes,
+        throttles={
+            demand.id: sorted(causes.by_pattern[i].values(), key=lambda t: -t.attempts)
+            for i, demand in enumerate(demands)
+        },
+        limits=sorted(causes.limits.values(), key=lambda r: -r.refused_units),
+        asked_units=dict(causes.asked),
+        initial=initial,
+        key_profiles=key_profiles,
     )
     result.wall_s = time.perf_counter() - wall
     return result
@@ -841,12 +891,15 @@ def _words(
     offered: np.ndarray,
     lane_list: Sequence[tuple[int, Lane]],
     top_units: Mapping[int, np.ndarray | None],
+    *,
+    by_partition: bool,
 ) -> str:
-    """Why a keyspace refused demand this second, in words (``top_units``: a growing lane's
-    units per touch of its top keys, `Lane.growth`)."""
+    """Why a keyspace refused demand this second, in words: a partition's ceiling
+    (``by_partition``) or the keyspace's own limit (``top_units``: a growing lane's units per
+    touch of its top keys, `Lane.growth`)."""
     where = scope.table if scope.index is None else f"{scope.table}/{scope.index}"
     ceiling = 3000.0 if kind == "read" else 1000.0
-    if result.partition_limited:
+    if by_partition:
         keys: dict[str, float] = {}
         for number, lane, profile in scope.lanes:
             executions = float(offered[lane_list[number][0]])
@@ -867,7 +920,8 @@ def _words(
         )
     stats = next(s for s in model.snapshot() if s.table == scope.table and s.index == scope.index)
     capacity = stats.read_capacity if kind == "read" else stats.write_capacity
-    reason = result.throttle.reason if result.throttle is not None else ""
+    throttle = result.keyspace_throttle or result.throttle
+    reason = throttle.reason if throttle is not None else ""
     asked = float(units.sum())
     if reason.endswith("AccountLimitExceeded"):
         return f"{where} is asked {asked:,.0f} {kind} units/s over its quota of {capacity:,.0f}"

@@ -5,6 +5,12 @@ partitions, then each access pattern's offered, admitted and throttled requests 
 and the first minute each pattern fails and why. The results file has the shape of
 ``loadgen run --out`` (`loadgen.heat.results`), so ``loadgen report`` draws its heat over the
 simulated time and ``loadgen gate`` gates it; latencies are not simulated and stay empty.
+
+Like a design run's, it carries the design's patterns (``design.patterns``: id, operation,
+table, index, the rate asked of each over the simulation), which the per-pattern verdict
+reads, and each pattern's row says which limits throttled it (``throttles``: DynamoDB's
+reason, the table or index, the model's cause, attempts and requests that ran out of
+attempts). No latency need is written: a simulation measures none.
 """
 
 from __future__ import annotations
@@ -105,16 +111,17 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
         throttled = sum(r.throttled for r in rows) * calls
         failed = sum(r.failed for r in rows) * calls
         admitted = sum(r.admitted for r in rows)
+        # Each lane's keys at the simulation's end (keys on the run's clock have moved).
+        profiles = [demand.profile(lane) for lane in demand.lanes]
         units: dict[str, dict[str, float]] = {}
         for place, lane in enumerate(demand.lanes):
             slot = units.setdefault(_scope_name(lane.table, lane.index), {"read": 0, "write": 0})
             charged = result.grown_units.get((demand.id, place))
             if charged is None:  # its items keep their size: each touch costs its units
-                charged = admitted * lane.units * demand.profile(lane).touches
+                charged = admitted * lane.units * profiles[place].touches
             slot[lane.kind] = round(slot[lane.kind] + charged, 3)
         hottest: dict[str, Any] | None = None
-        for lane in demand.lanes:
-            profile = demand.profile(lane)
+        for lane, profile in zip(demand.lanes, profiles, strict=True):
             if profile.top and profile.touches:
                 text, weight = profile.top[0]
                 share = weight / profile.touches
@@ -128,6 +135,19 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
                         "error": 0,
                     }
         error = _error_name(result, demand.table)
+        throttles = [
+            {
+                "reason": t.throttle.reason,
+                "scope": _scope_name(t.throttle.table, t.throttle.index),
+                "cause": t.throttle.cause,
+                "source": "model",
+                "exception": t.throttle.exception,
+                "attempts": round(t.attempts * calls),
+                "final": round(t.final * calls),
+            }
+            for t in result.throttles.get(demand.id, ())
+            if round(t.attempts * calls)
+        ]
         operations.append(
             {
                 "operation": demand.operation,
@@ -143,6 +163,7 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
                 "unprocessed_items": 0,
                 "errors": {error: round(failed)} if round(failed) else {},
                 "units": units,
+                "throttles": throttles,
                 "hot_key": hottest,
                 "p50_ms": None,
                 "p95_ms": None,
@@ -223,6 +244,7 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
         "hot_keys": hot_keys[:10],
         "top_keys": top_keys,
         "heat": result.heat,
+        "design": _design_section(result),
         "simulation": {
             "profile": list(result.profile.lines),
             "attempts": settings.attempts,
@@ -234,6 +256,7 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
                     "minute": f.minute,
                     "share": round(f.share, 6),
                     "reason": f.reason,
+                    "cause": f.cause or None,
                 }
                 for f in result.first_failures()
             ],
@@ -264,6 +287,38 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
                 ]
                 for (table, index), rows in result.scopes.items()
             },
+        },
+    }
+
+
+def _design_section(result: SimulationResult) -> dict[str, Any]:
+    """The design's patterns as a design run's results file has them, each with the rate the
+    simulation asked of it (the profile's mean, split by the design's mix)."""
+    design = result.design
+    total = sum(d.rate for d in result.demands)
+    mean = sum(result.profile.rates) / result.profile.duration_s if result.profile.rates else 0.0
+    patterns = [
+        {
+            "id": demand.id,
+            "description": next((p.description for p in design.patterns if p.id == demand.id), ""),
+            "operation": demand.operation,
+            "table": demand.table,
+            "index": demand.index,
+            "rate": round(mean * demand.rate / total, 6) if total else 0.0,
+            "latency": None,  # not simulated: nothing to judge it on
+        }
+        for demand in result.demands
+    ]
+    return {
+        "file": design.path,
+        "name": design.name,
+        "title": design.title,
+        "patterns": patterns,
+        "notes": list(design.notes),
+        "starting_data": {
+            "items": None,
+            "empty": False,
+            "note": "simulated: every request finds the items the design's entities describe",
         },
     }
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from loadgen.design.check import check
 from loadgen.design.loader import load_design
 from loadgen.pricing import load_prices
 from loadgen.pricing.cost import on_demand_usd
+from loadgen.simulate.launch import check
 from tests.design.conftest import DesignFileRuns
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,11 +14,11 @@ from scipy import stats
 
 from loadgen.design import Draws, load_design, load_designs
 from loadgen.design.awsmodel import request_of_command
-from loadgen.design.check import check
 from loadgen.design.generators import Choice
 from loadgen.design.spec import SCHEMA_PATH, json_schema
 from loadgen.design.values import latency_need, rate_per_s
 from loadgen.errors import ConfigError
+from loadgen.simulate.launch import check
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "designs"
@@ -213,16 +213,16 @@ def test_one_execution_names_one_value_in_every_template(tmp_path: Path) -> None
 def test_check_expects_the_hot_status_key_and_clears_the_sharded_one() -> None:
     bad, good = load_designs(str(EXAMPLES / "single-table.yaml"))
     hot = check(bad)
-    assert hot.hot
-    (over,) = [load for load in hot.keys.values() if load.over]
+    assert hot.failed
+    (over,) = [load for load in hot.keys if load.over]
     assert (over.scope, over.key, over.over) == ("store/GSI1", "STATUS#pending", "write")
     assert over.write == pytest.approx(1500.0)
     verdicts = {p.id: p.verdict for p in hot.patterns}
     assert verdicts["place-order"] == "FAIL" and verdicts["get-profile"] == "PASS"
     clear = check(good)
-    assert not clear.hot
-    shard = clear.keys[("store/GSI1", "STATUS#pending#0")]
-    assert shard.write == pytest.approx(150.0)
+    assert not clear.failed
+    shard = next(load for load in clear.keys if load.key == "STATUS#pending#0")
+    assert (shard.scope, shard.write) == ("store/GSI1", pytest.approx(150.0))
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,25 @@ def test_a_binding_table_is_shared_in_proportion_up_to_each_partition_ceiling() 
     assert not result.partition_limited
     assert result.throttle is not None
     assert result.throttle.reason == "TableWriteProvisionedThroughputExceeded"
+    assert result.by_ceiling == (0.0, 0.0)
+    assert result.keyspace_throttle is result.throttle
+
+
+def test_bulk_admission_says_what_each_limit_refused() -> None:
+    # 1,500 units/s provisioned over two partitions, no burst banked; 2,000 and 900 asked.
+    model, _ = model_with(schema(rcu=300, wcu=1500))
+    assert len(model.partition_starts("t")) == 2
+    result = model.admit_bulk("t", None, "write", [2000.0, 900.0], [2000.0, 900.0])
+    # The table shares its 1,500 in proportion (5/9 of each demand) up to each partition's
+    # ceiling: the first's 5/9 is 1,111, of which its own ceiling refuses 111.
+    assert result.admitted == pytest.approx((1000.0, 500.0))
+    assert result.by_ceiling == pytest.approx((1000.0 / 9, 0.0))
+    assert result.throttle is not None and result.throttle.cause == "partition"
+    assert result.keyspace_throttle is not None
+    assert result.keyspace_throttle.cause == "provisioned"
+    assert result.keyspace_throttle.reason == "TableWriteProvisionedThroughputExceeded"
+    (stats,) = model.snapshot()
+    assert (stats.read_cause, stats.write_cause) == ("provisioned", "provisioned")
 
 
 def test_a_single_hot_key_never_splits_under_bulk_demand() -> None:

@@ -1,0 +1,353 @@
+"""``loadgen check``: a design's launch, asked of the partition model limit by limit.
+
+Nothing is worked out beside the model. The file's launch rates (each pattern's declared
+rate) are held for `LAUNCH_S` through the simulation (`loadgen.simulate.engine`, seed 1, the
+SDK's standard retries): the same run ``loadgen simulate DESIGN_FILE`` makes by default, so
+the two give one answer. From it:
+
+- per pattern, the units one operation costs on the table and on each index: its demand's
+  lanes (`loadgen.simulate.demand`: `loadgen.model.capacity.cost_of` on the requests the
+  pattern compiles to, with the items they find);
+- per key value, the units per second it takes at launch: each lane's key profile times the
+  pattern's rate, reads and writes apart;
+- per limit of each table and index (a partition's ceiling; its on-demand capacity, warm
+  throughput included, its provisioned capacity, burst included, the per-table quota or its
+  ``OnDemandThroughput`` maximum, whichever the model holds it to), what is asked of it at
+  launch and what it serves (the model's figures), and whether it throttles a pattern over
+  `FAILING_SHARE` of its attempts at launch, as the model refused them and said why
+  (`loadgen.simulate.causes`). A GSI's limit that throttles a table's writes is back-pressure.
+
+A pattern fails when over `FAILING_SHARE` of its attempts at launch are throttled (the
+per-pattern verdict's rule for a run), and names the limit that throttled most of them.
+
+    report = check(load_design("examples/designs/counter.yaml", "single"))
+    [(p.id, p.verdict, p.cause) for p in report.patterns]
+    # [('increment', 'FAIL', 'partition'), ('read', 'PASS', None)]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from loadgen.design.check import (
+    FAIL,
+    PASS,
+    CheckReport,
+    KeyLoad,
+    LimitCheck,
+    PartitionCount,
+    PatternCheck,
+    PatternThrottle,
+    scope_name,
+    stored_bytes,
+)
+from loadgen.design.loader import Design
+from loadgen.model.partitions import (
+    PARTITION_READ_UNITS,
+    PARTITION_WRITE_UNITS,
+    ThroughputStats,
+    partitions_for,
+)
+from loadgen.model.throttling import throttle
+from loadgen.simulate.causes import LimitRecord
+from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult, simulate
+from loadgen.simulate.profile import Profile, constant
+
+__all__ = ["LAUNCH_S", "check", "launch_profile", "report_of"]
+
+LAUNCH_S = 600
+"""Seconds of launch at the file's rates that ``check`` asks of the model and ``simulate``
+runs by default: ten minutes, so that a hot partition of several keys has split (after 5
+minutes at its ceiling), an item that grows with its updates has grown, and the SDK's retry
+quota has run dry where throttles spend it. On-demand growth (twice a peak 30 minutes old)
+is later: a launch is judged on the capacity a table has when it opens."""
+_CEILINGS = {"read": PARTITION_READ_UNITS, "write": PARTITION_WRITE_UNITS}
+_KINDS = ("read", "write")
+
+
+def launch_profile(design: Design, seconds: int = LAUNCH_S) -> Profile:
+    """The file's launch rates held for ``seconds``: every pattern at its declared rate."""
+    total = math.fsum(design.rates[p.id] for p in design.patterns)
+    profile = constant(total, seconds)
+    span = f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
+    return Profile(profile.rates, (f"the file's launch rates ({total:,.4g}/s) for {span}",))
+
+
+def check(design: Design, *, seed: int = 1) -> CheckReport:
+    """The design's launch through the model (see the module docstring)."""
+    return report_of(simulate(design, launch_profile(design), Settings(seed=seed)))
+
+
+def _keyspace(design: Design, table: str, index: str | None) -> str | None:
+    """The model's keyspace of a lane's scope: a local index lives on its table's."""
+    schema = design.schemas[table]
+    if index is not None and any(i.name == index for i in schema.local_indexes):
+        return None
+    return index
+
+
+def report_of(result: SimulationResult) -> CheckReport:
+    """The check's figures from a simulation of the file's launch rates."""
+    design = result.design
+    patterns: list[PatternCheck] = []
+    keys: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    asked: dict[tuple[str, str | None, str], float] = {}
+    for demand in result.demands:
+        scopes: dict[str, list[float]] = {}
+        grows_to = None
+        for place, lane in enumerate(demand.lanes):
+            profile = result.key_profiles[(demand.id, place)]
+            side = _KINDS.index(lane.kind)
+            scope = scope_name(lane.table, lane.index)
+            per_operation = lane.units * profile.touches
+            scopes.setdefault(scope, [0.0, 0.0])[side] += per_operation
+            index = _keyspace(design, lane.table, lane.index)
+            slot = (lane.table, index, lane.kind)
+            asked[slot] = asked.get(slot, 0.0) + demand.rate * per_operation
+            if lane.growth:
+                grows_to = max(grows_to or 0.0, lane.growth[-1][1])
+            for text, touches in profile.top:
+                load = keys.setdefault((scope_name(lane.table, index), text), {})
+                by_kind = load.setdefault(lane.kind, {})
+                units_per_s = demand.rate * touches * lane.units
+                by_kind[demand.id] = by_kind.get(demand.id, 0.0) + units_per_s
+        patterns.append(
+            PatternCheck(
+                demand.id,
+                demand.operation,
+                demand.table,
+                demand.index,
+                demand.rate,
+                {scope: [round(r, 6), round(w, 6)] for scope, (r, w) in scopes.items()},
+                grows_to=grows_to,
+            )
+        )
+    loads = [
+        KeyLoad(
+            scope,
+            key,
+            sum(by_kind.get("read", {}).values()),
+            sum(by_kind.get("write", {}).values()),
+            tuple(sorted(by_kind.get("read", {}))),
+            tuple(sorted(by_kind.get("write", {}))),
+        )
+        for (scope, key), by_kind in keys.items()
+    ]
+    _judge(result, patterns)
+    limits = _limits(result, patterns, loads, asked)
+    for pattern in patterns:
+        if pattern.verdict == FAIL:
+            pattern.reason = _reason(pattern, limits)
+    stored = stored_bytes(design, seed=result.settings.seed)
+    return CheckReport(
+        design,
+        patterns,
+        loads,
+        limits,
+        _partitions(result, asked, stored),
+        stored,
+        seconds=result.profile.duration_s,
+    )
+
+
+def _judge(result: SimulationResult, patterns: list[PatternCheck]) -> None:
+    """Each pattern's throttled share at launch, its throttles by limit, and its verdict."""
+    for pattern in patterns:
+        rows = result.patterns[pattern.id]
+        offered = math.fsum(row.offered for row in rows)
+        throttled = math.fsum(row.throttled for row in rows)
+        new = math.fsum(row.new for row in rows)
+        failed = math.fsum(row.failed for row in rows)
+        pattern.throttled_share = throttled / offered if offered else 0.0
+        pattern.throttles = tuple(
+            PatternThrottle(
+                t.throttle.table,
+                t.throttle.index,
+                t.throttle.kind,
+                t.throttle.cause,
+                t.throttle.reason,
+                t.attempts / offered if offered else 0.0,
+            )
+            for t in result.throttles.get(pattern.id, ())
+        )
+        over = pattern.throttled_share > FAILING_SHARE or (new and failed / new > FAILING_SHARE)
+        pattern.verdict = FAIL if over else PASS
+
+
+def _stats(stats: Iterable[ThroughputStats]) -> dict[tuple[str, str | None], ThroughputStats]:
+    return {(s.table, s.index): s for s in stats}
+
+
+def _limits(
+    result: SimulationResult,
+    patterns: list[PatternCheck],
+    loads: list[KeyLoad],
+    asked: dict[tuple[str, str | None, str], float],
+) -> list[LimitCheck]:
+    """A partition's ceiling and the keyspace's own limit, for every table's and index's
+    reads and writes asked at launch; and any other limit the model refused by."""
+    initial = _stats(result.initial)
+    final = _stats(result.final)
+    records: dict[tuple[str, str | None, str, str], LimitRecord] = {
+        (r.throttle.table, r.throttle.index, r.throttle.kind, r.throttle.cause): r
+        for r in result.limits
+    }
+    wanted: list[tuple[str, str | None, str, str]] = []
+    for (table, index, kind), units in asked.items():
+        if units <= 0:
+            continue
+        stats = initial[(table, index)]
+        own = stats.read_cause if kind == "read" else stats.write_cause
+        wanted += [(table, index, kind, "partition"), (table, index, kind, own)]
+    wanted += [slot for slot in records if slot not in wanted]
+    limits = []
+    for table, index, kind, cause in wanted:
+        record = records.get((table, index, kind, cause))
+        stats = initial[(table, index)]
+        scope = scope_name(table, index)
+        hottest = max(
+            (load for load in loads if load.scope == scope),
+            key=lambda load: load.read if kind == "read" else load.write,
+            default=None,
+        )
+        key_units = 0.0 if hottest is None else (hottest.read if kind == "read" else hottest.write)
+        if not key_units:
+            hottest = None  # no key repeats: each request's is new (ids, times)
+        if cause == "partition":
+            serves = _CEILINGS[kind]
+            # With no key known, the keyspace's demand spread evenly over its partitions.
+            spread = asked.get((table, index, kind), 0.0) / max(1, len(stats.partitions))
+            demand = max(key_units or spread, record.asked if record is not None else 0.0)
+        else:
+            if (stats.read_cause if kind == "read" else stats.write_cause) != cause:
+                stats = final[(table, index)]  # a limit it grew into during the launch
+            serves = stats.read_capacity if kind == "read" else stats.write_capacity
+            demand = asked.get((table, index, kind), 0.0)
+        failing: list[str] = []
+        pushed: list[str] = []
+        for pattern in patterns:
+            share = sum(
+                t.share
+                for t in pattern.throttles
+                if (t.table, t.index, t.kind, t.cause) == (table, index, kind, cause)
+            )
+            if share > FAILING_SHARE:
+                failing.append(pattern.id)
+                if index is not None and pattern.index != index and kind == "write":
+                    pushed.append(pattern.id)
+        total = result.asked_units.get((table, index, kind), 0.0)
+        limits.append(
+            LimitCheck(
+                table,
+                index,
+                kind,
+                cause,
+                demand,
+                serves,
+                record.refused_units / total if record is not None and total else 0.0,
+                _reason_of(result, table, index, kind, cause, record),
+                FAIL if failing else PASS,
+                None if hottest is None or cause != "partition" else hottest.key,
+                key_units if cause == "partition" else 0.0,
+                tuple(failing),
+                tuple(pushed),
+            )
+        )
+    # Table by table as the file lists them, each index after its table; writes first.
+    order = {
+        (schema.name, index): n
+        for n, (schema, index) in enumerate(
+            (schema, index)
+            for schema in result.design.schemas.values()
+            for index in (None, *(i.name for i in schema.global_indexes))
+        )
+    }
+    return sorted(
+        limits,
+        key=lambda limit: (
+            order.get((limit.table, limit.index), len(order)),
+            limit.kind != "write",
+            limit.cause != "partition",
+        ),
+    )
+
+
+def _reason_of(
+    result: SimulationResult,
+    table: str,
+    index: str | None,
+    kind: str,
+    cause: str,
+    record: LimitRecord | None,
+) -> str:
+    """DynamoDB's ThrottlingReason a throttle by this limit answers with."""
+    if record is not None:
+        return record.throttle.reason
+    schema = result.design.schemas[table]
+    limit = {
+        "partition": "KeyRangeThroughputExceeded",
+        "capacity": "KeyRangeThroughputExceeded",
+        "provisioned": "ProvisionedThroughputExceeded",
+        "account": "AccountLimitExceeded",
+        "maximum": "MaxOnDemandThroughputExceeded",
+    }[cause]
+    said = throttle(
+        table=table,
+        index=index,
+        kind=kind,
+        on_demand=schema.on_demand,
+        limit=limit,  # type: ignore[arg-type]
+        resource="",
+    )
+    return said.reason
+
+
+def _reason(pattern: PatternCheck, limits: list[LimitCheck]) -> str:
+    """The Expected column of a failing pattern: the limit that throttled most of its
+    attempts, and the side; then the others that throttled over 1% of them."""
+    said: list[str] = []
+    for throttled in pattern.throttles:
+        if said and throttled.share <= FAILING_SHARE:
+            break
+        limit = next(
+            (
+                limit
+                for limit in limits
+                if (limit.table, limit.index, limit.kind, limit.cause)
+                == (throttled.table, throttled.index, throttled.kind, throttled.cause)
+            ),
+            None,
+        )
+        if limit is None:
+            continue
+        words = limit.words()
+        if pattern.id in limit.back_pressure:
+            words = f"back-pressure from index {limit.scope}: {words}"
+        said.append(words)
+    share = f"{pattern.throttled_share * 100:.0f}% of attempts throttled"
+    return f"{'; also '.join(said)} ({share})" if said else share
+
+
+def _partitions(
+    result: SimulationResult,
+    asked: dict[tuple[str, str | None, str], float],
+    stored: dict[str, int],
+) -> dict[str, PartitionCount]:
+    """Per table and GSI: partitions by the launch demand and the starting data (the
+    model's formula), and the model's own as the launch began and ended."""
+    final = _stats(result.final)
+    counts = {}
+    for (table, index), stats in _stats(result.initial).items():
+        read = asked.get((table, index, "read"), 0.0)
+        write = asked.get((table, index, "write"), 0.0)
+        size = float(stored.get(table, 0)) if index is None else 0.0
+        counts[scope_name(table, index)] = PartitionCount(
+            partitions_for(read, write),
+            partitions_for(0.0, 0.0, size),
+            len(stats.partitions),
+            len(final[(table, index)].partitions),
+            read,
+            write,
+        )
+    return counts

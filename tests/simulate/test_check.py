@@ -1,0 +1,207 @@
+"""``loadgen check`` asks the partition model, and ``loadgen simulate`` at the file's launch
+rates gives the same answer: the same failing patterns, failed by the same limit.
+
+Per shipped design (counter, sensor, orders, and capacity.yaml, whose only limit is its new
+table's on-demand capacity): ``check FILE --out`` run as a user runs it, and ``simulate FILE
+--design V --out`` of each variant (no rate: the file's launch rates), whose results file the
+per-pattern verdict judges as a run's (`loadgen.verdict.patterns`) and whose rows name the
+limit that throttled each pattern (``throttles``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from loadgen.cli import main
+from loadgen.design.loader import load_design
+from loadgen.simulate import LAUNCH_S, check
+from loadgen.simulate.demand import pattern_demands
+from loadgen.verdict.patterns import pattern_verdicts
+from tests.test_run import loadgen
+
+ROOT = Path(__file__).resolve().parents[2]
+DESIGNS = ROOT / "examples" / "designs"
+
+Answer = dict[str, str]
+"""Failing pattern to the cause of most of its throttles."""
+
+# What the model says of each shipped variant at launch, and the old arithmetic did not all
+# say: sensor's per-sensor partitions hold several sensors each (no one key over 1,000, a
+# partition over it); the orders' status index pushes back on both writes that touch
+# STATUS#PLACED; capacity.yaml's new table is short of capacity, not of a partition.
+EXPECTED: dict[tuple[str, str], Answer] = {
+    ("counter", "single"): {"increment": "partition"},
+    ("counter", "sharded"): {},
+    ("sensor", "by-time"): {"put-reading": "partition", "update-aggregate": "partition"},
+    ("sensor", "per-sensor"): {"put-reading": "partition", "update-aggregate": "partition"},
+    ("orders", "hot-status"): {"create-order": "partition", "update-status": "partition"},
+    ("orders", "sharded-status"): {},
+    ("capacity", "new-table"): {"place-order": "capacity"},
+    ("capacity", "warmed"): {},
+}
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, dict[str, Any]]]:
+    """Per file: ``loadgen check FILE --out`` (every variant), its exit code and its JSON."""
+    found = {}
+    for name in sorted({name for name, _ in EXPECTED}):
+        out = tmp_path_factory.mktemp("check") / f"{name}.json"
+        done = loadgen("check", str(DESIGNS / f"{name}.yaml"), "--out", str(out), timeout=300)
+        assert done.returncode in (0, 1), done.stderr
+        found[name] = (done.returncode, json.loads(out.read_text()))
+    return found
+
+
+def check_answer(section: dict[str, Any]) -> Answer:
+    return {p["id"]: p["cause"] for p in section["patterns"] if p["verdict"] == "FAIL"}
+
+
+def simulate_answer(results: dict[str, Any]) -> Answer:
+    """Failing patterns as the per-pattern verdict judges the results, each with the cause
+    of most of its throttled attempts (its row's ``throttles``)."""
+    rows = {row["name"]: row for row in results["operations"]}
+    answer = {}
+    for verdict in pattern_verdicts(results):
+        if verdict.status == "FAIL":
+            throttles = rows[verdict.id]["throttles"]
+            answer[verdict.id] = max(throttles, key=lambda t: t["attempts"])["cause"]
+    return answer
+
+
+@pytest.mark.parametrize(("name", "variant"), sorted(EXPECTED))
+def test_check_and_simulate_name_the_same_failing_patterns_and_causes(
+    name: str,
+    variant: str,
+    checked: dict[str, tuple[int, dict[str, Any]]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, report = checked[name]
+    (section,) = [d for d in report["designs"] if d["design"]["name"] == variant]
+    expected = EXPECTED[(name, variant)]
+    assert check_answer(section) == expected
+    assert section["verdict"] == ("FAIL" if expected else "PASS")
+    out = tmp_path / "simulated.json"
+    done = main(["simulate", str(DESIGNS / f"{name}.yaml"), "--design", variant,
+                 "--every", "10m", "--out", str(out)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert done == (1 if expected else 0)
+    assert f"Simulated {LAUNCH_S / 60:,.1f} min" in printed
+    assert "the file's launch rates" in printed
+    results = json.loads(out.read_text())
+    assert simulate_answer(results) == expected
+    # The results carry the design's patterns at their launch rates, and their verdicts.
+    design = load_design(str(DESIGNS / f"{name}.yaml"), variant)
+    assert {p["id"]: p["rate"] for p in results["design"]["patterns"]} == pytest.approx(
+        design.rates
+    )
+    assert {v["id"] for v in results["verdicts"] if v["status"] == "FAIL"} == set(expected)
+    assert f"Access patterns: {len(design.patterns) - len(expected)} of" in printed
+    if expected:
+        assert code == 1  # a file with a failing variant exits 1
+
+
+def test_check_names_the_limit_and_the_side_that_fails(
+    checked: dict[str, tuple[int, dict[str, Any]]],
+) -> None:
+    def pattern(name: str, variant: str, pattern_id: str) -> dict[str, Any]:
+        (section,) = [d for d in checked[name][1]["designs"] if d["design"]["name"] == variant]
+        return next(p for p in section["patterns"] if p["id"] == pattern_id)
+
+    assert pattern("counter", "single", "increment")["reason"].startswith(
+        "a partition's ceiling: GLOBAL_COUNTER at 1,500 write units/s of 1,000"
+    )
+    # The read shares GLOBAL_COUNTER, hot on writes only: reads have their own ceiling.
+    assert pattern("counter", "single", "read")["verdict"] == "PASS"
+    assert pattern("capacity", "new-table", "place-order")["reason"].startswith(
+        "table Tickets's on-demand capacity, 4,800 write units/s asked of 4,000"
+    )
+    create = pattern("orders", "hot-status", "create-order")
+    assert create["reason"].startswith(
+        "back-pressure from index ph-orders/status: a partition's ceiling: STATUS#PLACED on "
+        "index ph-orders/status at 1,250 write units/s of 1,000"
+    )
+    assert create["throttles"][0]["reason"] == "IndexWriteKeyRangeThroughputExceeded"
+    # Per operation, on the table and on each index: the header put and the line put twice
+    # each (a transaction), the profile's update; an index entry per put.
+    assert create["units_per_operation"] == {
+        "ph-orders": {"read": 0.0, "write": 6.0},
+        "ph-orders/inverted": {"read": 0.0, "write": 4.0},
+        "ph-orders/status": {"read": 0.0, "write": 2.0},
+    }
+    assert checked["counter"][0] == checked["orders"][0] == checked["capacity"][0] == 1
+
+
+def test_check_out_is_what_it_printed_per_pattern_key_and_limit(
+    checked: dict[str, tuple[int, dict[str, Any]]],
+) -> None:
+    (new_table, warmed) = checked["capacity"][1]["designs"]
+    limits = {(lim["scope"], lim["kind"], lim["cause"]): lim for lim in new_table["limits"]}
+    capacity = limits[("Tickets", "write", "capacity")]
+    assert capacity["verdict"] == "FAIL"
+    assert capacity["reason"] == "TableWriteKeyRangeThroughputExceeded"
+    assert (capacity["asked_units_per_s"], capacity["serves_units_per_s"]) == (4800.0, 4000.0)
+    assert capacity["patterns"] == ["place-order"]
+    # Its keys are spread: no partition's ceiling refuses.
+    assert limits[("Tickets", "write", "partition")]["verdict"] == "PASS"
+    assert limits[("Tickets", "write", "partition")]["refused_share"] == 0
+    warm = {(lim["scope"], lim["kind"], lim["cause"]): lim for lim in warmed["limits"]}
+    assert warm[("Tickets", "write", "capacity")]["serves_units_per_s"] == 6000.0
+    assert warm[("Tickets", "write", "capacity")]["verdict"] == "PASS"
+    key = next(k for k in new_table["keys"] if k["key"] == "EVENT#0")
+    assert key["read_units_per_s"] == pytest.approx(0.5)  # 2,000/s over 2,000 events, half a unit
+    assert key["read_patterns"] == ["view-event"]
+    assert new_table["partitions"]["Tickets"]["at_start"] == 8  # 12,000 read + 4,000 write
+    assert "cost" in new_table
+
+
+def test_the_item_an_update_finds_was_written_before_it() -> None:
+    # A heartbeat sets last_seen, the index's sort key: the stored entry moves (a removal and
+    # a put, 2 index write units), on the one key Online.
+    design = load_design(str(DESIGNS / "gsi-sharding.yaml"), "unsalted")
+    (heartbeat, _) = pattern_demands(design, design.generators())
+    index_lanes = [lane for lane in heartbeat.lanes if lane.index == "online"]
+    assert [(lane.template.text, lane.units * lane.multiplicity) for lane in index_lanes] == [  # type: ignore[union-attr]
+        ("Online", 2.0)
+    ]
+    report = check(design)
+    assert report.patterns[0].reason.startswith(
+        "back-pressure from index presence/online: a partition's ceiling: Online"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "cause", "words"),
+    [
+        (
+            {"BillingMode": "PROVISIONED",
+             "ProvisionedThroughput": {"ReadCapacityUnits": 1000, "WriteCapacityUnits": 1200}},
+            "provisioned",
+            "table ph-counter's provisioned capacity, 1,500 write units/s asked of 1,200",
+        ),
+        (
+            {"OnDemandThroughput": {"MaxWriteRequestUnits": 1200}},
+            "maximum",
+            "table ph-counter's on-demand maximum (OnDemandThroughput), 1,500 write units/s "
+            "asked of 1,200",
+        ),
+    ],
+)  # fmt: skip
+def test_check_names_a_tables_own_limit(
+    change: dict[str, Any], cause: str, words: str, tmp_path: Path
+) -> None:
+    # The sharded counter's 1,500 increments/s of one write unit, spread over 10,000 keys,
+    # on a table held to 1,200 write units/s.
+    data = yaml.safe_load((DESIGNS / "counter.yaml").read_text())
+    data["tables"][0].update(change)
+    path = tmp_path / "counter.yaml"
+    path.write_text(yaml.safe_dump(data))
+    increment, read = check(load_design(str(path), "sharded")).patterns
+    assert (increment.verdict, increment.cause, read.verdict) == ("FAIL", cause, "PASS")
+    assert increment.reason.startswith(words)
