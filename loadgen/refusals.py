@@ -36,6 +36,7 @@ from typing import Literal
 __all__ = [
     "CANCELLATION_CODES",
     "CAUSES",
+    "CONTENTION_RATE",
     "HEADER",
     "NOT_REPORTED",
     "THROTTLING_REASONS",
@@ -81,6 +82,13 @@ CANCELLATION_CODES: tuple[str, ...] = (
 )
 """The codes of a cancelled transaction's ``CancellationReasons`` (``None`` aside).
 https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html"""
+
+CONTENTION_RATE = 10.0
+"""Transactions per second on one item from which concurrent ones are likely to cancel each
+other (``TransactionConflict``): a model choice, as AWS publishes no figure. A transaction
+holds its items for some milliseconds; at ten a second on one item, two overlap often.
+DynamoDB Local, and so the emulator, never cancels for a conflict: ``check`` and the
+diagnosis warn instead."""
 
 HEADER = "X-Partition-Heat-Throttle"
 """Response header in which the emulator names the cause of each throttle it answers."""

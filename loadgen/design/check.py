@@ -371,8 +371,8 @@ class CheckReport:
                 if names
             ]
             out.append(
-                f"  {load.scope:<24} {load.key:<36} read {load.read:>9,.0f}  "
-                f"write {load.write:>8,.0f}{flag}  ({'; '.join(who)})"
+                f"  {load.scope:<24} {load.key:<36} read {units(load.read):>9}  "
+                f"write {units(load.write):>8}{flag}  ({'; '.join(who)})"
             )
         out += ["", "Limits at launch (what each table and index is asked, and serves):"]
         for limit in self.limits:

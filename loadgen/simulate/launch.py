@@ -50,6 +50,7 @@ from loadgen.model.partitions import (
     partitions_for,
 )
 from loadgen.model.throttling import throttle
+from loadgen.refusals import CONTENTION_RATE
 from loadgen.simulate.causes import LimitRecord
 from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult, simulate
 from loadgen.simulate.profile import Profile, constant
@@ -148,7 +149,31 @@ def report_of(result: SimulationResult) -> CheckReport:
         _partitions(result, asked, stored),
         stored,
         seconds=result.profile.duration_s,
+        notes=_contention(result),
     )
+
+
+def _contention(result: SimulationResult) -> list[str]:
+    """A transaction pattern that puts `CONTENTION_RATE` or more transactions a second on one
+    item: DynamoDB cancels concurrent transactions on an item, which no local engine does."""
+    notes = []
+    for demand in result.demands:
+        if not demand.operation.startswith("Transact"):
+            continue
+        hottest: tuple[float, str] | None = None
+        for place, lane in enumerate(demand.lanes):
+            if lane.index is not None:
+                continue  # an index entry is not an item a transaction holds
+            for text, touches in result.key_profiles[(demand.id, place)].top[:1]:
+                if hottest is None or touches > hottest[0]:
+                    hottest = (touches, text)
+        if hottest is not None and demand.rate * hottest[0] >= CONTENTION_RATE:
+            notes.append(
+                f"{demand.id} puts {demand.rate * hottest[0]:,.0f} transactions/s on "
+                f"{hottest[1]} at launch: DynamoDB cancels a transaction that meets another in "
+                "flight on the same item (TransactionConflict), which no local engine shows"
+            )
+    return notes
 
 
 def _judge(result: SimulationResult, patterns: list[PatternCheck]) -> None:

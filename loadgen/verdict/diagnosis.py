@@ -35,19 +35,15 @@ from loadgen.model.partitions import (
     ON_DEMAND_WARM_READ_UNITS,
     ON_DEMAND_WARM_WRITE_UNITS,
 )
-from loadgen.refusals import CAUSES, NOT_REPORTED
+from loadgen.refusals import CAUSES, CONTENTION_RATE, NOT_REPORTED
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, Finding
 from loadgen.verdict.hotspots import key_finding, moving_hot_spot
 from loadgen.verdict.throttles import Demand, ThrottleGroup, demand, groups, row_scope
 
-__all__ = ["CONTENTION_RATE", "GUIDES", "Finding", "diagnose"]
+__all__ = ["GUIDES", "Finding", "diagnose"]
 
-CONTENTION_RATE = 10.0
-"""Transactions per second on one item from which concurrent ones are likely to conflict (a
-model choice: a transaction holds its items for some milliseconds; at ten a second on one
-item, two overlap often). AWS publishes no figure."""
 UTILISATION = 0.7
 """Target utilisation provisioned capacity is sized at, as auto scaling's default target."""
 
@@ -315,7 +311,10 @@ def _contention(results: dict[str, Any]) -> list[Finding]:
         seconds = float(results.get("duration_s") or 0)
         made = float(row["requests"]) / seconds / analysis.scale_of(results) if seconds else 0.0
         rate = _asked_rate(results, row) or made
-        on_item = rate * float(hot.get("share") or 0.0)
+        # The sketch's count may overstate by its error: the warning takes the least share.
+        touches = float(hot.get("touches") or 0.0)
+        least = (touches - float(hot.get("error") or 0.0)) / touches if touches else 1.0
+        on_item = rate * float(hot.get("share") or 0.0) * max(0.0, least)
         if on_item < CONTENTION_RATE:
             continue
         found.append(

@@ -205,3 +205,36 @@ def test_check_names_a_tables_own_limit(
     increment, read = check(load_design(str(path), "sharded")).patterns
     assert (increment.verdict, increment.cause, read.verdict) == ("FAIL", cause, "PASS")
     assert increment.reason.startswith(words)
+
+
+def test_check_warns_of_many_transactions_on_one_item(tmp_path: Path) -> None:
+    # Orders of one event: every purchase decrements one inventory item in a transaction.
+    design = {
+        "name": "on-sale",
+        "tables": [
+            {"TableName": "Tickets", "BillingMode": "PAY_PER_REQUEST",
+             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+             "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}
+        ],
+        "generators": {"order": {"id": True}, "event": {"count": 10, "distribution": "uniform"}},
+        "entities": {
+            "inventory": {"item": {"pk": "EVENT#{event}", "remaining": 1000},
+                          "populate": {"event": "all"}},
+            "order": {"item": {"pk": "ORDER#{order}", "event": "EVENT#{event}"}},
+        },
+        "access_patterns": [
+            {"id": "buy", "operation": "TransactWriteItems", "rate": "200/s", "actions": [
+                {"operation": "Update", "key": {"pk": "EVENT#{event}"},
+                 "add": {"remaining": -1}, "condition": "attribute_exists(pk)"},
+                {"operation": "Put", "entity": "order"},
+            ]},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "on-sale.yaml"
+    path.write_text(yaml.safe_dump(design))
+    report = check(load_design(str(path)))
+    # 200 purchases/s over 10 events: 20 transactions a second on each inventory item.
+    (note,) = report.notes
+    assert note.startswith("buy puts 20 transactions/s on EVENT#")
+    assert "TransactionConflict" in note
+    assert f"  note: {note}" in report.lines()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from loadgen.model.hashing import bucket_of
+from loadgen.refusals import CONTENTION_RATE
 from loadgen.verdict import analysis
-from loadgen.verdict.diagnosis import CONTENTION_RATE, GUIDES, diagnose
+from loadgen.verdict.diagnosis import GUIDES, diagnose
 from tests.results_factory import event, make_results, op_row, pattern, steady, with_design
 
 
