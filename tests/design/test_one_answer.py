@@ -52,6 +52,7 @@ def ran(results: dict[str, Any]) -> dict[str, str]:
         ("counter", "single"),
         ("counter", "sharded"),
         ("sensor", "by-time"),
+        ("sensor", "per-sensor"),
         ("orders", "hot-status"),
         ("orders", "sharded-status"),
     ],
