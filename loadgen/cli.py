@@ -421,15 +421,19 @@ def _write_json(path: str, data: object) -> None:
 
 
 def _simulation_verdicts(results: dict[str, object]) -> list[str]:
-    """A simulation's per-pattern verdicts, judged as a design run's (`loadgen.verdict`,
-    which the simulation may not import), put in its results as a run's are."""
+    """A simulation's diagnosis and per-pattern verdicts, judged as a design run's
+    (`loadgen.verdict`, which the simulation may not import), put in its results as a run's
+    are: the same reasons, so a run and a simulation of one design give one answer."""
+    from loadgen.verdict.diagnosis import diagnose
     from loadgen.verdict.patterns import format_pattern_verdicts, pattern_verdicts
+    from loadgen.verdict.summary import format_findings
 
+    lines = ["", *format_findings(diagnose(results))]
     verdicts = pattern_verdicts(results)
-    if not verdicts:
-        return []
-    results["verdicts"] = [verdict.to_dict() for verdict in verdicts]
-    return ["", *format_pattern_verdicts(verdicts)]
+    if verdicts:
+        results["verdicts"] = [verdict.to_dict() for verdict in verdicts]
+        lines += ["", *format_pattern_verdicts(verdicts)]
+    return lines
 
 
 def _gate_or_report(args: argparse.Namespace) -> int:

@@ -304,6 +304,9 @@ class _Heat:
         self.lanes = [((lane.table, lane.index, lane.kind), lane) for _, lane in lane_list]
         self.column = 0
         self.requests = np.zeros(len(lane_list))
+        self.served = np.zeros(len(lane_list))
+        """Per lane, the column's requests admitted: only they are charged units, as a run's
+        recorder charges none to a call throttled to the end."""
         self.refused: list[np.ndarray | float] = [0.0] * len(lane_list)
         """Per lane, the column's throttled attempts by partition."""
         self.growing = {number for number, (_, lane) in enumerate(lane_list) if lane.growth}
@@ -316,11 +319,13 @@ class _Heat:
             key, lane = self.lanes[number]
             scope, grid = self.scopes[key], self.grids[key]
             if self.requests[number]:
-                requests = scope.bucket_shares[number] * self.requests[number]
-                grid[0, self.column] += requests
-                if number not in self.growing:
-                    grid[1, self.column] += requests * lane.units
+                grid[0, self.column] += scope.bucket_shares[number] * self.requests[number]
                 self.requests[number] = 0.0
+            if self.served[number]:
+                if number not in self.growing:
+                    served = scope.bucket_shares[number] * self.served[number]
+                    grid[1, self.column] += served * lane.units
+                self.served[number] = 0.0
             charged = self.charged[number]
             if isinstance(charged, np.ndarray):
                 grid[1, self.column] += charged[scope.bucket_partition] * scope.spread[number]
@@ -645,6 +650,7 @@ def simulate(
         # Heat, as a run's recorder counts it: each request's key touches once (and its
         # units), and the throttled attempts where they were throttled (`_Heat`).
         heat.requests += new[pattern_of] * recorded
+        heat.served += (offered - throttled)[pattern_of] * recorded
         lane_executions += new[pattern_of] * recorded
         for number, growth in growing.items():
             i = lane_list[number][0]

@@ -121,10 +121,15 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
                 charged = admitted * lane.units * profiles[place].touches
             slot[lane.kind] = round(slot[lane.kind] + charged, 3)
         hottest: dict[str, Any] | None = None
+        scope_keys: dict[str, dict[str, Any]] = {}
         for lane, profile in zip(demand.lanes, profiles, strict=True):
             if profile.top and profile.touches:
                 text, weight = profile.top[0]
                 share = weight / profile.touches
+                # The pattern's hottest key on each table and index, as a run's row says it.
+                name = _scope_name(lane.table, lane.index)
+                if share > scope_keys.get(name, {}).get("share", -1.0):
+                    scope_keys[name] = {"key": text, "share": round(share, 6)}
                 if hottest is None or share > hottest["share"]:
                     hottest = {
                         "key": text,
@@ -165,6 +170,7 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
                 "units": units,
                 "throttles": throttles,
                 "hot_key": hottest,
+                "scope_keys": scope_keys,
                 "p50_ms": None,
                 "p95_ms": None,
                 "p99_ms": None,

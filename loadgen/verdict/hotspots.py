@@ -202,7 +202,7 @@ def key_finding(
         f"{cause}{place.key} took {place.share:.0%} of the touches of {scope.name} where "
         f"{where}; over its busiest {window_s:g} s it took {measured:,.0f} {side} units/s "
         f"at AWS scale{counted}, where a partition serves {ceiling(side):,.0f}; "
-        f"{place.throttled:.0f} of the {attempts:.0f} throttled {side} attempts fell on it."
+        f"{place.throttled:,.0f} of the {attempts:,.0f} throttled {side} attempts fell on it."
     )
     if asked:
         evidence += f" The launch asks {asked:,.0f} {side} units/s of it ({want.basis})."  # type: ignore[union-attr]
