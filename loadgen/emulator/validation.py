@@ -34,7 +34,7 @@ from typing import Any
 
 from botocore.model import ListShape, MapShape, ServiceModel, Shape, StructureShape
 
-from loadgen.emulator.expressions import EXPRESSION_ORDER, first_error
+from loadgen.model.expressions import EXPRESSION_ORDER, first_error
 from loadgen.emulator.wire import CORAL, WireError
 from loadgen.errors import ConfigError
 from loadgen.model.itemsize import item_size

@@ -8,9 +8,10 @@ the functions' operands. Only when every expression has passed does it look for 
 defined and never used. `first_error` follows that order, so a request that breaks several rules
 gets the answer DynamoDB gives (``a IN ()`` is a syntax error even when ``:v`` goes unused).
 
-It is not on the hot path: `loadgen.emulator.validation` calls it only for a request whose
-placeholders do not add up (so the request is rejected either way) to learn which error
-DynamoDB names first.
+One parser for the package: the emulator answers with it (`loadgen.emulator.validation` calls
+it only for a request whose placeholders do not add up, or that a cheap look finds past a limit,
+so it stays off the hot path) and a design file's expressions are checked by it before anything
+runs (`loadgen.design.expressions`).
 
     >>> first_error("ConditionExpression", "a IN ()", set(), set())
     'Invalid ConditionExpression: Syntax error; token: ")", near: "()"'
