@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loadgen.model.expressions import expression_error
 from loadgen.emulator.wire import dumps, error_body, internal_error
+from loadgen.model.expressions import expression_error
 
 __all__ = ["backend_raised", "unavailable", "unusable_answer"]
 
