@@ -52,7 +52,15 @@ Rate = str | float
 Value = str | int | float | bool | dict[str, Any]
 """An attribute's value: a template string (``ORDER#{order}``), a number, a boolean, or a
 mapping: ``{size: 300}`` (a string of 300 bytes), ``{number: "{qty}"}``, ``{number: [1, 99]}``
-(a random integer), ``{type: N, value: "{order}"}``."""
+(a random integer), ``{type: N, value: "{order}"}``, or DynamoDB's own JSON (``{N: "1"}``,
+``{SS: [a, b]}``, ``{L: [...]}``, templates in its strings)."""
+_VALUES = (
+    "Expression attribute values by placeholder, as the expressions name them "
+    "({':one': 1, ':event': 'EVENT#{event}'}): typed as DynamoDB types them (a number is N, "
+    "text S, true/false BOOL; {number: ...}, {type: ..., value: ...} or DynamoDB JSON for "
+    "others), templates drawing from the generators at each execution"
+)
+_NAMES = "Expression attribute names by placeholder ({'#s': status}), for reserved words"
 
 
 class _Strict(BaseModel):
@@ -120,7 +128,12 @@ class Action(_Strict):
     key: dict[str, str] | None = None
     set: dict[str, Value] | None = None
     add: dict[str, float] | None = None
+    update: str | None = Field(
+        None, description="Update: the UpdateExpression as DynamoDB reads it, instead of set/add"
+    )
     condition: str | None = Field(None, description="ConditionExpression, as DynamoDB reads it")
+    values: dict[str, Value] | None = Field(None, description=_VALUES)
+    names: dict[str, str] | None = Field(None, description=_NAMES)
 
 
 class AccessPattern(_Strict):
@@ -142,9 +155,23 @@ class AccessPattern(_Strict):
     sort_key: SortCondition | None = Field(None, description="A Query's sort-key condition")
     set: dict[str, Value] | None = Field(None, description="UpdateItem: SET these attributes")
     add: dict[str, float] | None = Field(None, description="UpdateItem: ADD to these numbers")
-    condition: str | None = Field(None, description="ConditionExpression, as DynamoDB reads it")
+    update: str | None = Field(
+        None,
+        description="UpdateItem: the UpdateExpression as DynamoDB reads it, instead of set/add "
+        "(e.g. 'SET remaining = remaining - :one')",
+    )
+    condition: str | None = Field(
+        None,
+        description="ConditionExpression, as DynamoDB reads it: no literals, a value is a "
+        "placeholder given under values (e.g. 'remaining >= :one')",
+    )
+    filter: str | None = Field(None, description="Query, Scan: FilterExpression")
+    values: dict[str, Value] | None = Field(None, description=_VALUES)
+    names: dict[str, str] | None = Field(None, description=_NAMES)
     limit: int | None = Field(None, ge=1)
-    consistent: bool = Field(False, description="Strongly consistent reads")
+    consistent: bool = Field(
+        False, description="Strongly consistent reads (a table or an LSI: a GSI has none)"
+    )
     forward: bool = Field(True, description="Query: ScanIndexForward")
     projection: list[str] | None = Field(None, description="Attributes returned")
     each: str | None = Field(

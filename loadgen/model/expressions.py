@@ -36,6 +36,7 @@ __all__ = [
     "projection_paths",
     "request_error",
     "reserved_words",
+    "update_paths",
 ]
 
 EXPRESSION_ORDER = (
@@ -473,6 +474,19 @@ def request_error(request: Mapping[str, Any], *, parse: bool = True) -> str | No
         if message is not None:
             return message
     return wrong
+
+
+def update_paths(text: str) -> list[tuple[str, tuple[str | int, ...]]]:
+    """An UpdateExpression's clauses and the document path each changes (``#name``
+    placeholders as written). Call it on an expression `first_error` has passed.
+
+        >>> update_paths("SET a.b = :v, #c = :w REMOVE d[1]")
+        [('SET', ('a', 'b')), ('SET', ('#c',)), ('REMOVE', ('d', 1))]
+    """
+    return [
+        (clause, tuple(int(e[1:-1]) if e.startswith("[") else e for e in path.path))
+        for clause, path in _Parser("UpdateExpression", text).update()
+    ]
 
 
 def _may_be_past_a_limit(text: str) -> bool:

@@ -1,0 +1,177 @@
+"""A design's requests read as DynamoDB reads them, before anything is sent.
+
+Every access pattern compiles to request templates (`loadgen.design.patterns`); their
+expressions and placeholder maps hold no template, so they are read once, with the emulator's
+own parser and DynamoDB's rules and limits (`loadgen.model.expressions.request_error`): a
+literal in a condition (``remaining > 0``), an undefined or unused placeholder, a reserved
+word, an expression over 4 KB are each what DynamoDB would refuse on every call. Beyond the
+expressions: a strongly consistent read of a global secondary index, and an update of a key
+attribute. `refusal` gives the first, with the field of the pattern it is in; the loader
+raises it as one line naming the pattern by its id, so ``loadgen check``, ``run`` and
+``simulate`` refuse the same files alike.
+
+`unwritten_indexes` is a warning, not a refusal: an index a pattern reads whose key no entity,
+item or update writes stays empty (a misspelt ``eventID``), and its reads find nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from loadgen.design.patterns import CompiledPattern
+from loadgen.design.spec import AccessPattern, DesignFile
+from loadgen.model.expressions import request_error, update_paths
+from loadgen.model.schema import TableSchema
+
+__all__ = ["refusal", "unwritten_indexes"]
+
+_FIELDS = {
+    "ConditionExpression": "condition",
+    "FilterExpression": "filter",
+    "UpdateExpression": "update",
+    "ProjectionExpression": "projection",
+    "KeyConditionExpression": "key",
+}
+_KIND = re.compile(r"^Invalid (\w+): ")
+_LITERAL = re.compile(r'Syntax error; token: "([0-9]+|\'|"|[^"]*[\'"][^"]*)"')
+_GSI_CONSISTENT = "Consistent reads are not supported on global secondary indexes"
+
+
+def refusal(
+    pattern: CompiledPattern, spec: AccessPattern, schemas: Mapping[str, TableSchema]
+) -> tuple[str, str] | None:
+    """The first thing DynamoDB would refuse in every execution of ``pattern``: (the field of
+    the pattern it is in, DynamoDB's message with what to do), or None."""
+    for where, body in _bodies(pattern.requests[0].request if pattern.requests else {}):
+        message = request_error(body)
+        if message is not None:
+            return _field(where, message, spec), _with_hint(message)
+        table = schemas.get(str(body.get("TableName")))
+        if table is None:
+            continue
+        index = body.get("IndexName")
+        if body.get("ConsistentRead") and index is not None:
+            found = next((i for i in table.indexes if i.name == index), None)
+            if found is not None and not found.local:
+                return (
+                    f"{where}consistent" if spec.request is None else f"{where}request",
+                    f"{_GSI_CONSISTENT} ({index} of table {table.name} is one: its reads are "
+                    "eventually consistent, or read the table or a local index)",
+                )
+        text = body.get("UpdateExpression")
+        if isinstance(text, str):
+            names = body.get("ExpressionAttributeNames") or {}
+            for _, path in update_paths(text):
+                first = path[0]
+                attribute = names.get(first, first) if isinstance(first, str) else first
+                if attribute in table.key_attributes:
+                    given = spec.actions[int(where[8:-2])] if where and spec.actions else spec
+                    return (
+                        f"{where}{'update' if given.update is not None else 'set'}",
+                        "One or more parameter values were invalid: Cannot update attribute "
+                        f"{attribute}. This attribute is part of the key",
+                    )
+    return None
+
+
+def _bodies(request: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(field prefix, request body) of a request: itself, each action of a transaction, each
+    table's part of a batch."""
+    actions = request.get("TransactItems")
+    if isinstance(actions, list):
+        for i, action in enumerate(actions):
+            for body in action.values() if isinstance(action, Mapping) else ():
+                if isinstance(body, Mapping):
+                    yield f"actions[{i}].", body
+        return
+    items = request.get("RequestItems")
+    if isinstance(items, Mapping):
+        for table, body in items.items():
+            if isinstance(body, Mapping):
+                yield "", {"TableName": table, **body}
+        return
+    yield "", request
+
+
+def _field(where: str, message: str, spec: AccessPattern) -> str:
+    """The pattern's field DynamoDB's message is about."""
+    if spec.request is not None:
+        return "request"
+    kind = _KIND.match(message)
+    if kind is not None and kind.group(1) in _FIELDS:
+        return where + _FIELDS[kind.group(1)]
+    if "ExpressionAttributeNames" in message:
+        return where + "names"
+    if "ExpressionAttributeValues" in message:
+        return where + "values"
+    return where.rstrip(".") or "operation"
+
+
+def _with_hint(message: str) -> str:
+    """DynamoDB's message, and what to write instead where it is a literal in an expression."""
+    if _LITERAL.search(message):
+        return (
+            f"{message} (an expression takes no literal: name the value with a placeholder "
+            'given under values, e.g. remaining >= :one with values: {":one": 1})'
+        )
+    return message
+
+
+def unwritten_indexes(
+    spec: DesignFile, compiled: Mapping[str, CompiledPattern], schemas: Mapping[str, TableSchema]
+) -> list[str]:
+    """One warning per index a pattern reads whose key attributes no entity, listed item or
+    write of the design carries: its reads would find nothing."""
+    written: dict[str, set[str]] = {}
+    first = next(iter(schemas))  # an entity's table when it names none, as everywhere
+    for entity in spec.entities.values():
+        written.setdefault(entity.table or first, set()).update(entity.item)
+    for table, rows in (spec.items or {}).items():
+        for row in rows:  # boto3's batch_write_item shape, as the starting data reads it
+            written.setdefault(table, set()).update(next(iter(row.values())).get("Item", row))
+    for pattern in compiled.values():
+        for request in pattern.requests:
+            _written_by(request.request, pattern.table, written)
+        for template in pattern.key_templates:
+            if pattern.operation == "BatchWriteItem":
+                written.setdefault(pattern.table, set()).update(template)
+    notes = []
+    for pattern in compiled.values():
+        if pattern.index is None:
+            continue
+        schema = pattern.schemas[pattern.table]
+        index = schema.index(pattern.index)
+        missing = [a for a in index.key_attributes if a not in written.get(schema.name, set())]
+        if missing:
+            notes.append(
+                f"access pattern {pattern.id!r} reads index {index.name} of table {schema.name}, "
+                f"but no entity, item or write of the design carries its key attribute "
+                f"{', '.join(repr(a) for a in missing)}: the index stays empty and the "
+                "pattern's reads find nothing"
+            )
+    return notes
+
+
+def _written_by(request: Mapping[str, Any], default: str, written: dict[str, set[str]]) -> None:
+    """Attributes a request writes (its items, its batch's puts, what its updates SET or ADD),
+    added to their tables'."""
+    for table, rows in (request.get("RequestItems") or {}).items():
+        for row in rows if isinstance(rows, list) else ():
+            put = row.get("PutRequest") if isinstance(row, Mapping) else None
+            if isinstance(put, Mapping) and isinstance(put.get("Item"), Mapping):
+                written.setdefault(str(table), set()).update(put["Item"])
+    bodies = [request] if "TransactItems" not in request else [b for _, b in _bodies(request)]
+    for body in bodies:
+        found = written.setdefault(str(body.get("TableName") or default), set())
+        item = body.get("Item")
+        if isinstance(item, Mapping):
+            found.update(item)
+        text = body.get("UpdateExpression")
+        if isinstance(text, str) and request_error(body) is None:
+            names = body.get("ExpressionAttributeNames") or {}
+            for clause, path in update_paths(text):
+                first = path[0]
+                if clause in ("SET", "ADD") and isinstance(first, str):
+                    found.add(names.get(first, first))
