@@ -305,7 +305,7 @@ def check(design: Design, *, seed: int = 1) -> CheckReport:
         if entity.populate:
             table = entity.table or next(iter(design.schemas))
             count = 1
-            for generator, how_many in entity.populate.items():
+            for generator, how_many in entity.population.items():
                 cardinality = generators[generator].cardinality or 1
                 count *= cardinality if how_many == "all" else min(int(how_many), cardinality)
             stored[table] = stored.get(table, 0) + count * entity_bytes[name]
@@ -434,9 +434,9 @@ def _estimate(
         size = mean_bytes(schema.name)
         for name, entity in design.spec.entities.items():
             if entity.populate and (entity.table or next(iter(design.schemas))) == schema.name:
-                counts = list(entity.populate.values())
+                counts = list(entity.population.values())
                 inner = 1
-                for generator, how_many in list(entity.populate.items())[1:]:
+                for generator, how_many in list(entity.population.items())[1:]:
                     card = generators[generator].cardinality or 1
                     inner *= card if how_many == "all" else min(int(how_many), card)
                 per_partition = max(per_partition, inner if counts else 1)

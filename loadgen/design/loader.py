@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -104,6 +105,7 @@ class Design:
         names: set[str] = set()
         for entity in self.spec.entities.values():
             names |= _implicit_in(entity.item)
+            names |= {n for n in entity.population if n.startswith("_items")}
         for pattern in self.spec.access_patterns:
             names |= _implicit_in(pattern.set or {})
             for action in pattern.actions or ():
@@ -257,20 +259,77 @@ def _first_error(error: ValidationError, data: Any) -> str:
     return f"{_path(loc, ids)}: {detail['msg'][0].lower()}{detail['msg'][1:]}{shown}"
 
 
+_NAMED_LISTS = {
+    "AttributeDefinitions": "AttributeName",
+    "GlobalSecondaryIndexes": "IndexName",
+    "LocalSecondaryIndexes": "IndexName",
+    "Tags": "Key",
+    "Replicas": "RegionName",
+}
+"""A table's lists whose entries a variant changes one by one, by the field naming each."""
+
+
 def _merge(base: Any, change: Any) -> Any:
+    """``change`` over ``base``: mappings key by key (null removes a key), lists of named
+    entries (`_NAMED_LISTS`) entry by entry, anything else replaced."""
     if isinstance(base, dict) and isinstance(change, dict):
         merged = dict(base)
         for key, value in change.items():
-            merged[key] = _merge(base.get(key), value) if key in base else value
+            if value is None:
+                merged.pop(key, None)
+            elif (
+                key in _NAMED_LISTS and isinstance(value, list) and isinstance(base.get(key), list)
+            ):
+                merged[key] = _merge_named(base[key], value, _NAMED_LISTS[key])
+            else:
+                merged[key] = _merge(base.get(key), value) if key in base else copy.deepcopy(value)
         return merged
     return copy.deepcopy(change)
 
 
+def _merge_named(base: list[Any], change: list[Any], name: str) -> list[Any]:
+    """Entries of ``change`` merged into the entry of ``base`` with the same ``name`` field,
+    or added; the others kept."""
+    merged = copy.deepcopy(base)
+    where = {entry.get(name): i for i, entry in enumerate(merged) if isinstance(entry, dict)}
+    for entry in change:
+        key = entry.get(name) if isinstance(entry, dict) else None
+        if key in where:
+            merged[where[key]] = _merge(merged[where[key]], entry)
+        else:
+            merged.append(copy.deepcopy(entry))
+    return merged
+
+
+def _variant_tables(base: list[Any], change: list[dict[str, Any]], variant: str) -> list[Any]:
+    """The file's tables with a variant's changes: a table it names (by TableName; the only
+    table when it names none) changes only in what it gives, a table it adds is added."""
+    tables = copy.deepcopy(base)
+    names = [t.get("TableName") if isinstance(t, dict) else None for t in tables]
+    for j, table in enumerate(change):
+        name = table.get("TableName")
+        if name is None:
+            if len(tables) != 1:
+                raise ConfigError(
+                    f"designs.{variant}.tables[{j}].TableName: name the table this changes "
+                    f"(the file has {len(tables)}: {', '.join(map(str, names))})"
+                )
+            name = names[0]
+        if name in names:
+            i = names.index(name)
+            tables[i] = _merge(tables[i], {**table, "TableName": name})
+        else:
+            tables.append(copy.deepcopy(table))
+            names.append(name)
+    return tables
+
+
 def _variant_data(data: dict[str, Any], name: str, change: dict[str, Any]) -> dict[str, Any]:
+    """The file as a variant reads it (the rules: `DesignVariant`)."""
     variant = copy.deepcopy(data)
     variant.pop("designs", None)
     if change.get("tables") is not None:
-        variant["tables"] = change["tables"]
+        variant["tables"] = _variant_tables(variant.get("tables") or [], change["tables"], name)
     for generator, spec in (change.get("generators") or {}).items():
         variant.setdefault("generators", {})[generator] = spec
     for entity, spec in (change.get("entities") or {}).items():
@@ -284,9 +343,9 @@ def _variant_data(data: dict[str, Any], name: str, change: dict[str, Any]) -> di
                 f"{pattern_id!r} (known: {', '.join(map(str, patterns))})"
             )
         i = patterns[pattern_id]
-        # A pattern's fields are replaced whole (a new key, a new add), an entity's item
-        # attribute by attribute.
-        variant["access_patterns"][i] = {**variant["access_patterns"][i], **spec}
+        # A pattern's fields are replaced whole (a new key, a new add); null removes one.
+        pattern = {**variant["access_patterns"][i], **spec}
+        variant["access_patterns"][i] = {k: v for k, v in pattern.items() if v is not None}
     return variant
 
 
@@ -332,6 +391,8 @@ def _check(
             not generator.choice or any(not w > 0 for w in generator.choice.values())
         ):
             raise ConfigError(f"{where}generators.{name}.choice: weights must be more than 0")
+        if generator.named is not None:
+            _check_named(generator.named, generator.count, f"{where}generators.{name}.named")
         if generator.distribution is not None:
             from loadgen.design import keys
 
@@ -350,8 +411,8 @@ def _check(
                 template_names(value)
             except TemplateError as e:
                 raise ConfigError(f"{where}entities.{name}.item.{attribute}: {e}") from None
-        for populated in entity.populate or {}:
-            if populated not in spec.generators:
+        for populated in entity.population:
+            if populated not in spec.generators and not populated.startswith("_items"):
                 raise ConfigError(
                     f"{where}entities.{name}.populate.{populated}: unknown generator "
                     f"{populated!r} (known: {', '.join(spec.generators) or 'none defined'})"
@@ -381,6 +442,33 @@ def _check(
                 f"(known: {', '.join(spec.generators) or 'none defined'})"
             )
     return requests, schemas
+
+
+def _check_named(named: Mapping[str, float], count: int | None, where: str) -> None:
+    """Named values: beside a count, each a share above 0, less than 1 in all, none of them
+    one of the count's own values."""
+    if count is None:
+        raise ConfigError(
+            f"{where}: named values go with count (they take their shares, the count's "
+            "distribution the rest; a choice gives every value a weight)"
+        )
+    if not named:
+        raise ConfigError(f"{where}: give at least one value and its share, e.g. {{taylor: 0.4}}")
+    for value, share in named.items():
+        if not 0 < share < 1:
+            raise ConfigError(
+                f"{where}.{value}: a share is more than 0 and less than 1 (got {share!r})"
+            )
+        if value.isdigit() and int(value) < count and str(int(value)) == value:
+            raise ConfigError(
+                f"{where}.{value}: {value!r} is one of the count's own values 0..{count - 1}"
+            )
+    total = math.fsum(named.values())
+    if not total < 1:
+        raise ConfigError(
+            f"{where}: the shares add up to {total:g}, leaving the count's {count:,} values "
+            "nothing (keep them under 1 in all, or use a choice)"
+        )
 
 
 def _rates(
@@ -446,7 +534,12 @@ def load_designs(path: str) -> list[Design]:
         changed = bool(base.designs[name].model_dump(exclude_none=True, exclude_defaults=True))
         prefix = f"designs.{name}: " if changed else ""
         try:
-            variant = _variant_data(data, name, base.designs[name].model_dump(exclude_none=True))
+            try:
+                variant = _variant_data(
+                    data, name, base.designs[name].model_dump(exclude_none=True)
+                )
+            except ConfigError as e:
+                raise ConfigError(f"{path}: {e}") from None
             spec = _validated(variant, path, prefix)
             designs.append(_design(path, name, names, spec, notes, changed=changed, aws=aws))
         except ConfigError as e:

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.design.generators import Draws, ValueGenerator
+from loadgen.design.generators import Draws, KeySpace, ValueGenerator
 from loadgen.design.spec import AccessPattern, Action, Entity, SortCondition
 from loadgen.design.templates import RequestTemplate
 from loadgen.model.capacity import key_value, query_key
@@ -95,9 +95,12 @@ class RandomInt(ValueGenerator):
 
 
 def implicit_generator(name: str, seed: int) -> ValueGenerator:
-    """The generator an implicit name (``_size300``, ``_int1_99``) stands for."""
+    """The generator an implicit name (``_size300``, ``_int1_99``, ``_items3``: an entity's
+    ``populate: 3``) stands for."""
     if name.startswith("_size"):
         return SizedString(int(name[5:]), seed=seed)
+    if name.startswith("_items"):
+        return KeySpace(int(name[6:]), "uniform", seed=seed, scramble=False)
     low, high = name[4:].split("_")
     return RandomInt(int(low.replace("m", "-")), int(high.replace("m", "-")), seed=seed)
 

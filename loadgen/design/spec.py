@@ -78,6 +78,12 @@ class Generator(_Strict):
         "sequential, exponential[:P[:F]] (default: the run's --distribution)",
     )
     scramble: bool = Field(False, description="For count: scatter the hot values over 0..N-1")
+    named: dict[str, float] | None = Field(
+        None,
+        description="For count: values pinned to shares of the draws, beside 0..N-1, e.g. "
+        "{taylor: 0.4} (taylor takes 40%, the distribution over count the rest); the starting "
+        "data and each reads them like any other value",
+    )
     choice: dict[str, float] | None = Field(
         None, description="Weighted values, e.g. {pending: 0.7, shipped: 0.25, delivered: 0.05}"
     )
@@ -112,11 +118,21 @@ class Entity(_Strict):
 
     table: str | None = Field(None, description="Its table (default: the only table)")
     item: dict[str, Value] = Field(description="Attribute name to value, keys included")
-    populate: dict[str, int | Literal["all"]] | None = Field(
+    populate: dict[str, int | Literal["all"]] | int | None = Field(
         None,
         description="Starting data: generator name to how many of its values to write items "
-        "for ('all': its count), e.g. {room: all, message: 50}",
+        "for ('all': its count), e.g. {room: all, message: 50}; or a number of items, each "
+        "placeholder drawn (1: the one item a fixed key names, no generator needed)",
     )
+
+    @property
+    def population(self) -> dict[str, int | Literal["all"]]:
+        """``populate`` as every reader of starting data takes it: generator name to how many
+        of its values; ``populate: N`` is N values of an implicit generator (``_itemsN``)
+        that no template names, so each item draws its own."""
+        if isinstance(self.populate, int):
+            return {f"_items{self.populate}": "all"}
+        return dict(self.populate or {})
 
 
 class Action(_Strict):
@@ -191,14 +207,32 @@ class AccessPattern(_Strict):
 
 
 class DesignVariant(_Strict):
-    """A named variant: what it changes, compared on the same patterns and rates."""
+    """A named variant: what it changes, compared on the same patterns and rates. A variant
+    changes only what it gives; everything else is the file's. Merge rules: a table it names
+    (by TableName; the only table when it names none) changes field by field, mappings key by
+    key (WarmThroughput, ProvisionedThroughput, a Projection), AttributeDefinitions and
+    GlobalSecondaryIndexes or LocalSecondaryIndexes entry by entry (by AttributeName,
+    IndexName: an index it names changes, one it adds is added, the others stay), any other
+    field (KeySchema, BillingMode) replaced; a table it does not have is added. A generator
+    it gives is replaced whole. An entity's fields merge key by key, its item attribute by
+    attribute. An access pattern's fields it gives are replaced whole (a new key, a new set).
+    Everywhere, null removes what it names (``ProvisionedThroughput: null``, ``each: null``)."""
 
     description: str = ""
-    tables: list[dict[str, Any]] | None = Field(None, description="Replaces every table")
-    generators: dict[str, Generator] | None = Field(None, description="Replaces these")
-    entities: dict[str, dict[str, Any]] | None = Field(None, description="Merged into these")
+    tables: list[dict[str, Any]] | None = Field(
+        None,
+        description="Tables it changes, each by its TableName: only the fields given change "
+        "(e.g. [{TableName: Tickets, WarmThroughput: {WriteUnitsPerSecond: 6000}}]); a new "
+        "TableName adds a table",
+    )
+    generators: dict[str, Generator] | None = Field(
+        None, description="Generators it replaces whole, or adds"
+    )
+    entities: dict[str, dict[str, Any]] | None = Field(
+        None, description="Entities it changes: fields key by key, the item attribute by attribute"
+    )
     access_patterns: dict[str, dict[str, Any]] | None = Field(
-        None, description="Pattern id to the fields it changes"
+        None, description="Pattern id to the fields it replaces (null: removes the field)"
     )
 
 

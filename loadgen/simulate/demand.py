@@ -247,7 +247,7 @@ def _per_key_items(design: Design, generators: Mapping[str, ValueGenerator]) -> 
     most = 1
     for entity in design.spec.entities.values():
         inner = 1
-        for name, count in list((entity.populate or {}).items())[1:]:
+        for name, count in list(entity.population.items())[1:]:
             cardinality = generators[name].cardinality or 1
             inner *= cardinality if count == "all" else min(int(count), cardinality)
         most = max(most, inner)
@@ -486,10 +486,10 @@ def _values(generator: ValueGenerator, fixed: bool) -> tuple[list[str], np.ndarr
         values = generator.values() or []
         return values, np.ones(len(values)), 0.0
     if isinstance(generator, KeySpace):
-        n = min(generator.count, EXACT_KEYS)
-        values = list(enumerate_values(generator, n))
-        probability = generator.distribution.probability
-        weights = np.fromiter((probability(int(v)) for v in values), np.float64, len(values))
+        n = min(generator.cardinality or 0, EXACT_KEYS)
+        values = list(enumerate_values(generator, n))  # named values among them, by share
+        probability = generator.probability
+        weights = np.fromiter((probability(v) or 0.0 for v in values), np.float64, len(values))
         return values, weights, max(0.0, 1.0 - float(weights.sum()))
     if isinstance(generator, Choice | Shard):
         values = generator.values() or []
