@@ -148,12 +148,18 @@ class CheckReport:
             f"{sum(p.rate for p in self.patterns):,.1f} operations/s at launch",
             *(f"  note: {note}" for note in design.notes),
             "",
-            f"{'Pattern':<22} {'Operation':<18} {'Rate':>10} {'RCU/op':>7} {'WCU/op':>7} "
-            f"{'GSI w/op':>8}  Expected",
         ]
+        # AWS's data model numbers its patterns: their descriptions say which is which.
+        labels = {p.id: design.label(p.id) for p in self.patterns}
+        width = max(22, *(len(label) for label in labels.values()))
+        out.append(
+            f"{'Pattern':<{width}} {'Operation':<18} {'Rate':>10} {'RCU/op':>7} {'WCU/op':>7} "
+            f"{'GSI w/op':>8}  Expected"
+        )
         for p in self.patterns:
             out.append(
-                f"{p.id:<22} {p.operation:<18} {format_rate(p.rate):>10} {p.read_units:>7.1f} "
+                f"{labels[p.id]:<{width}} {p.operation:<18} {format_rate(p.rate):>10} "
+                f"{p.read_units:>7.1f} "
                 f"{p.write_units:>7.1f} {p.index_writes:>8.1f}  {p.verdict}"
                 + (f": {p.reason}" if p.reason else "")
             )
@@ -465,8 +471,11 @@ def _estimate(
         else:
             add(scope, "(every partition)", read_units, 0.0)
     elif op in ("BatchGetItem", "BatchWriteItem"):
-        shape = pattern.key_templates[0]
-        count = len(pattern.each_values) if pattern.each else pattern.count
+        if pattern.key_templates:
+            shape = pattern.key_templates[0]
+            count = len(pattern.each_values) if pattern.each else pattern.count
+        else:  # given as the request itself (AWS's data model): its own keys or items
+            shape, count = _batch_rows(request, schema.name)
         entity = _entity_for(
             design, schema.name, {a: shape[a] for a in schema.key_attributes}, entity_items
         )
@@ -541,3 +550,14 @@ def _estimate(
 
 
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
+
+
+def _batch_rows(request: Mapping[str, Any], table: str) -> tuple[Mapping[str, Any], int]:
+    """A batch request's first key or item on ``table``, and how many it names there."""
+    body = (request.get("RequestItems") or {}).get(table)
+    rows = (body.get("Keys") if isinstance(body, Mapping) else body) or []
+    first = rows[0] if rows else {}
+    for kind, part in (("PutRequest", "Item"), ("DeleteRequest", "Key")):
+        if kind in first:
+            first = first[kind].get(part) or {}
+    return first, max(1, len(rows))

@@ -10,6 +10,10 @@ attribute. `refusal` gives the first, with the field of the pattern it is in; th
 raises it as one line naming the pattern by its id, so ``loadgen check``, ``run`` and
 ``simulate`` refuse the same files alike.
 
+A request given whole (``request:``, and every pattern of AWS's data model) is read against
+DynamoDB's API model as botocore ships it, then DynamoDB's rules on what it names: its tables,
+its keys, its batch's size (`request_problem`).
+
 `unwritten_indexes` is a warning, not a refusal: an index a pattern reads whose key no entity,
 item or update writes stays empty (a misspelt ``eventID``), and its reads find nothing.
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
 from loadgen.design.patterns import CompiledPattern
@@ -25,7 +30,7 @@ from loadgen.design.spec import AccessPattern, DesignFile
 from loadgen.model.expressions import request_error, update_paths
 from loadgen.model.schema import TableSchema
 
-__all__ = ["refusal", "unwritten_indexes"]
+__all__ = ["refusal", "request_problem", "unwritten_indexes"]
 
 _FIELDS = {
     "ConditionExpression": "condition",
@@ -44,6 +49,10 @@ def refusal(
 ) -> tuple[str, str] | None:
     """The first thing DynamoDB would refuse in every execution of ``pattern``: (the field of
     the pattern it is in, DynamoDB's message with what to do), or None."""
+    if spec.request is not None and pattern.requests:
+        problem = request_problem(pattern.operation, pattern.requests[0].request, schemas)
+        if problem is not None:
+            return "request", problem
     for where, body in _bodies(pattern.requests[0].request if pattern.requests else {}):
         message = request_error(body)
         if message is not None:
@@ -175,3 +184,121 @@ def _written_by(request: Mapping[str, Any], default: str, written: dict[str, set
                 first = path[0]
                 if clause in ("SET", "ADD") and isinstance(first, str):
                     found.add(names.get(first, first))
+
+
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+_MOST = {"BatchGetItem": 100, "BatchWriteItem": 25, "TransactGetItems": 100,
+         "TransactWriteItems": 100}  # fmt: skip
+"""Keys, items or actions one request may carry."""
+_ACTIONS = {"TransactGetItems": ("Get",),
+            "TransactWriteItems": ("ConditionCheck", "Put", "Delete", "Update")}  # fmt: skip
+
+
+def request_problem(operation: str, request: Any, schemas: Mapping[str, TableSchema]) -> str | None:
+    """Why DynamoDB would refuse ``request`` whatever its values, or None: its shape against
+    DynamoDB's API model (botocore's words), then a table the design does not have, a key that
+    is not the table's, an item without its key, a batch or transaction too large or empty, a
+    Query without a key condition. For a request given whole, as AWS's data model gives each."""
+    try:
+        shape = _service().operation_model(operation).input_shape
+    except Exception:  # botocore's OperationNotFoundError
+        return f"{operation} is not a DynamoDB operation"
+    from botocore.validate import ParamValidator
+
+    report = str(ParamValidator().validate(request, shape).generate_report())
+    if report:
+        return report.splitlines()[0]
+    if operation in ("BatchGetItem", "BatchWriteItem"):
+        return _batch_problem(operation, request["RequestItems"], schemas)
+    if operation in _ACTIONS:
+        actions = request["TransactItems"]
+        if len(actions) > _MOST[operation]:
+            return f"a {operation} takes at most {_MOST[operation]} actions ({len(actions)} given)"
+        for i, action in enumerate(actions):
+            kinds = [kind for kind in _ACTIONS[operation] if action.get(kind) is not None]
+            if len(kinds) != 1:
+                return (
+                    f"TransactItems[{i}] names {len(kinds)} of "
+                    f"{', '.join(_ACTIONS[operation])}: each action names exactly one"
+                )
+            body = action[kinds[0]]
+            problem = _key_problem(
+                schemas, body["TableName"], body.get("Key") or body.get("Item"), kinds[0] == "Put"
+            )
+            if problem is not None:
+                return f"TransactItems[{i}]: {problem}"
+        return None
+    table = request["TableName"]
+    if operation == "Query" and not (
+        request.get("KeyConditionExpression") or request.get("KeyConditions")
+    ):
+        return (
+            "Either the KeyConditions or KeyConditionExpression parameter must be specified in "
+            "the request."
+        )
+    if operation in ("GetItem", "UpdateItem", "DeleteItem"):
+        return _key_problem(schemas, table, request["Key"], item=False)
+    if operation == "PutItem":
+        return _key_problem(schemas, table, request["Item"], item=True)
+    return _key_problem(schemas, table, None, item=False)
+
+
+def _batch_problem(
+    operation: str, requests: Mapping[str, Any], schemas: Mapping[str, TableSchema]
+) -> str | None:
+    if not requests:
+        return f"a {operation} names at least one table (its RequestItems are empty)"
+    get = operation == "BatchGetItem"
+    count = sum(len(body["Keys"]) if get else len(body) for body in requests.values())
+    if count > _MOST[operation]:
+        what = "keys" if get else "puts and deletes"
+        return f"a {operation} takes at most {_MOST[operation]} {what} ({count} given)"
+    for table, body in requests.items():
+        for row in body["Keys"] if get else body:
+            if get:
+                problem = _key_problem(schemas, table, row, item=False)
+            else:
+                kinds = [k for k in ("PutRequest", "DeleteRequest") if row.get(k) is not None]
+                if len(kinds) != 1:
+                    return (
+                        "Supplied WriteRequest must contain exactly one of PutRequest or "
+                        "DeleteRequest"
+                    )
+                entry = row[kinds[0]]
+                put = kinds[0] == "PutRequest"
+                problem = _key_problem(schemas, table, entry["Item" if put else "Key"], put)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _key_problem(
+    schemas: Mapping[str, TableSchema], table: str, key: Any, item: bool
+) -> str | None:
+    """A table the design lacks, or a key (an item's key attributes) that is not its own."""
+    schema = schemas.get(table)
+    if schema is None:
+        return f"no table of the design is named {table!r} (it has: {', '.join(schemas)})"
+    if key is None:
+        return None
+    if item:
+        missing = [a for a in schema.key_attributes if a not in key]
+        if missing:
+            return (
+                f"One or more parameter values were invalid: Missing the key {missing[0]} in "
+                "the item"
+            )
+        return None
+    if set(key) != set(schema.key_attributes):
+        return (
+            "The provided key element does not match the schema (the key of table "
+            f"{schema.name}: {', '.join(schema.key_attributes)}; given: {', '.join(key)})"
+        )
+    return None
+
+
+@cache
+def _service() -> Any:
+    import botocore.session
+
+    return botocore.session.get_session().get_service_model("dynamodb")

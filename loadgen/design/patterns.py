@@ -613,7 +613,8 @@ def compile_pattern(
     request: dict[str, Any] = {"TableName": schema.name}
     if pattern.request is not None:
         request = dict(pattern.request)
-        request.setdefault("TableName", schema.name)
+        if op in _SINGLE_TABLE:  # a batch or transaction names its tables inside
+            request.setdefault("TableName", schema.name)
     elif op == "GetItem":
         request["Key"] = compiler.key(schema, pattern.key, pattern.entity, where)
         compiler.projection(request, pattern.projection, expression)
