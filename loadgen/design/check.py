@@ -237,10 +237,14 @@ def _hottest(generator: ValueGenerator) -> tuple[str, float]:
         return value, share
     if isinstance(generator, Shard):
         return "0", 1.0 / generator.shards
-    if isinstance(generator, TimeValue):
+    unique_time = isinstance(generator, TimeValue) and (generator.form, generator.pattern) == (
+        "iso",
+        None,
+    )
+    if isinstance(generator, TimeValue) and not unique_time:
         return generator.draw(), 1.0  # one bucket is current at a time: it takes all
-    if isinstance(generator, Sequence | RandomId):
-        return generator.draw(), 0.0  # every draw new: no value repeats
+    if isinstance(generator, Sequence | RandomId) or unique_time:
+        return generator.draw(), 0.0  # every draw new (an iso time too): no value repeats
     return generator.draw(), 1.0
 
 

@@ -180,7 +180,13 @@ _BUCKET_S = {"minute": 60.0, "hour": 3600.0, "day": 86400.0, "month": 30 * 86400
 
 
 class TimeValue(ValueGenerator):
-    """The run's clock as a bucket (``2026-11-25T09``), an ISO time or epoch seconds."""
+    """The run's clock as a bucket (``2026-11-25T09``), an ISO time or epoch seconds.
+
+    Resolution: a bucket's value holds for the whole bucket; ``epoch`` is whole seconds;
+    ``iso`` is UTC to the microsecond and unique per draw (a draw in the microsecond of the
+    one before takes the next), so a key that names ``{now}`` never names an item twice; a
+    ``format`` has the format's own.
+    """
 
     def __init__(
         self, form: str, clock: RunClock, offset_s: float = 0.0, pattern: str | None = None
@@ -189,16 +195,18 @@ class TimeValue(ValueGenerator):
         self.clock = clock
         self.offset_s = offset_s
         self.pattern = pattern or _BUCKETS.get(form)
+        self._last_us = -1
 
     def draw(self) -> str:
         now = self.clock.now() + self.offset_s
         if self.form == "epoch":
             return str(int(now))
         if self.form == "iso" and self.pattern is None:
-            return (
-                time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
-                + f".{int(now % 1 * 1000):03d}Z"
-            )
+            # Two orders of one user in one millisecond are two items, not one overwritten.
+            micros = max(int(now * 1_000_000), self._last_us + 1)
+            self._last_us = micros
+            seconds, fraction = divmod(micros, 1_000_000)
+            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
         return time.strftime(self.pattern or "", time.gmtime(now))
 
     @property

@@ -90,12 +90,15 @@ class Generator(_Strict):
     shard: int | None = Field(None, ge=1, description="A write shard 0..N-1, uniform")
     time: Literal["minute", "hour", "day", "month", "iso", "epoch"] | None = Field(
         None,
-        description="The run's clock: a bucket (minute, hour, day, month), an ISO time or "
-        "epoch seconds",
+        description="The run's clock: a bucket (minute, hour, day, month: one value for the "
+        "whole bucket), iso (UTC to the microsecond, unique per draw: a key naming it never "
+        "names an item twice) or epoch (whole seconds: every draw in a second alike)",
     )
     offset: str | None = Field(None, description="For time: shift the clock, e.g. -24h")
     format: str | None = Field(
-        None, description="For time: a strftime format instead of the bucket's own"
+        None,
+        description="For time: a strftime format instead of the bucket's own (its resolution "
+        "is the format's)",
     )
     sequence: bool | None = Field(None, description="Increasing numbers, new at each draw")
     id: bool | None = Field(None, description="A random 16-hex-digit id, new at each draw")

@@ -122,3 +122,16 @@ def test_the_starting_data_holds_the_named_value_and_the_one_fixed_item(tmp_path
     assert "event: 99 of 2,001 event values written" in notes[0]
     (site,) = [item for item in items if item["PK"]["S"] == "SITE"]
     assert len(site["banner"]["S"]) == 100
+
+
+def test_an_iso_time_is_unique_per_draw_and_a_bucket_is_not() -> None:
+    from loadgen.design.generators import RunClock, TimeValue
+
+    stopped = RunClock(start=1_800_000_000.0)
+    stopped.now = lambda: 1_800_000_000.25  # type: ignore[method-assign]  # one instant
+    iso = TimeValue("iso", stopped)
+    draws = [iso.draw() for _ in range(1000)]
+    assert len(set(draws)) == 1000 and draws == sorted(draws)
+    assert draws[0] == "2027-01-15T08:00:00.250000Z" and draws[1].endswith(".250001Z")
+    assert len({TimeValue("epoch", stopped).draw() for _ in range(10)}) == 1
+    assert len({TimeValue("minute", stopped).draw() for _ in range(10)}) == 1
