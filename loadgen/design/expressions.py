@@ -11,8 +11,8 @@ raises it as one line naming the pattern by its id, so ``loadgen check``, ``run`
 ``simulate`` refuse the same files alike.
 
 A request given whole (``request:``, and every pattern of AWS's data model) is read against
-DynamoDB's API model as botocore ships it, then DynamoDB's rules on what it names: its tables,
-its keys, its batch's size (`request_problem`).
+DynamoDB's API model as botocore ships it (its data file, in botocore's words), then DynamoDB's
+rules on what it names: its tables, its keys, its batch's size (`request_problem`).
 
 `unwritten_indexes` is a warning, not a refusal: an index a pattern reads whose key no entity,
 item or update writes stays empty (a misspelt ``eventID``), and its reads find nothing.
@@ -20,9 +20,13 @@ item or update writes stays empty (a misspelt ``eventID``), and its reads find n
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
+import json
 import re
 from collections.abc import Iterator, Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from loadgen.design.patterns import CompiledPattern
@@ -199,15 +203,13 @@ def request_problem(operation: str, request: Any, schemas: Mapping[str, TableSch
     DynamoDB's API model (botocore's words), then a table the design does not have, a key that
     is not the table's, an item without its key, a batch or transaction too large or empty, a
     Query without a key condition. For a request given whole, as AWS's data model gives each."""
-    try:
-        shape = _service().operation_model(operation).input_shape
-    except Exception:  # botocore's OperationNotFoundError
+    api = _api()
+    found = api["operations"].get(operation)
+    if found is None:
         return f"{operation} is not a DynamoDB operation"
-    from botocore.validate import ParamValidator
-
-    report = str(ParamValidator().validate(request, shape).generate_report())
-    if report:
-        return report.splitlines()[0]
+    problem = _shape_problem(api["shapes"], found["input"]["shape"], request, "input")
+    if problem is not None:
+        return problem
     if operation in ("BatchGetItem", "BatchWriteItem"):
         return _batch_problem(operation, request["RequestItems"], schemas)
     if operation in _ACTIONS:
@@ -298,7 +300,83 @@ def _key_problem(
 
 
 @cache
-def _service() -> Any:
-    import botocore.session
+def _api() -> dict[str, Any]:
+    """DynamoDB's API model as botocore ships it, read from its data file: importing botocore
+    imports ``ssl``, and a design is read before a run imports Locust, which patches ``ssl``
+    and must do so first."""
+    spec = importlib.util.find_spec("botocore")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("botocore is not installed: DynamoDB's API model is read from it")
+    data = Path(next(iter(spec.submodule_search_locations))) / "data" / "dynamodb"
+    newest = max(path for path in data.iterdir() if (path / "service-2.json.gz").is_file())
+    with gzip.open(newest / "service-2.json.gz", "rt", encoding="utf-8") as model:
+        loaded: dict[str, Any] = json.load(model)
+    return loaded
 
-    return botocore.session.get_session().get_service_model("dynamodb")
+
+def _as_any(value: Any) -> Any:
+    return value
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "structure": (dict,),
+    "map": (dict,),
+    "list": (list,),
+    "string": (str,),
+    "blob": (str, bytes),
+    "boolean": (bool,),
+    "integer": (int,),
+    "long": (int,),
+    "double": (int, float),
+    "float": (int, float),
+    "timestamp": (str, int, float),
+}
+
+
+def _shape_problem(shapes: Mapping[str, Any], name: str, value: Any, path: str) -> str | None:
+    """The first of ``value``'s departures from the model's shape ``name``, in botocore's
+    words (its client refuses these before sending): a member missing, unknown, of another
+    type, a list or a string shorter than its least. Attribute values are DynamoDB's own
+    (checked where an item is used)."""
+    shape = shapes[name]
+    kind = shape["type"]
+    types = _TYPES.get(kind, (object,))
+    if not isinstance(value, types) or (kind in ("integer", "long") and isinstance(value, bool)):
+        valid = ", ".join(str(t) for t in types)
+        return (
+            f"Invalid type for parameter {path.removeprefix('input.')}, value: {value!r:.60}, "
+            f"type: {type(value)}, valid types: {valid}"
+        )
+    value = _as_any(value)  # of the model's type now
+    least = shape.get("min")
+    if kind in ("list", "map", "string") and least is not None and len(value) < least:
+        return (
+            f"Invalid length for parameter {path.removeprefix('input.')}, value: {len(value)}, "
+            f"valid min length: {least}"
+        )
+    if name == "AttributeValue":
+        return None
+    if kind == "structure":
+        members = shape.get("members", {})
+        for required in shape.get("required", ()):
+            if value.get(required) is None:
+                return f'Missing required parameter in {path}: "{required}"'
+        for member, item in value.items():
+            if member not in members:
+                return (
+                    f'Unknown parameter in {path}: "{member}", must be one of: {", ".join(members)}'
+                )
+            problem = _shape_problem(shapes, members[member]["shape"], item, f"{path}.{member}")
+            if problem is not None:
+                return problem
+    elif kind == "list":
+        for i, item in enumerate(value):
+            problem = _shape_problem(shapes, shape["member"]["shape"], item, f"{path}[{i}]")
+            if problem is not None:
+                return problem
+    elif kind == "map":
+        for key, item in value.items():
+            problem = _shape_problem(shapes, shape["value"]["shape"], item, f"{path}.{key}")
+            if problem is not None:
+                return problem
+    return None

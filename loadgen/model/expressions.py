@@ -19,10 +19,12 @@ runs (`loadgen.design.expressions`).
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -84,10 +86,18 @@ MAX_PATH_DEPTH = 32
 
 @cache
 def reserved_words() -> frozenset[str]:
-    """DynamoDB's reserved words, upper case (moto ships AWS's list)."""
-    from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
+    """DynamoDB's reserved words, upper case (moto ships AWS's list).
 
-    return frozenset(word.upper() for word in ReservedKeywords.get_reserved_keywords())
+    Read from moto's data file without importing moto: importing it imports ``ssl``, and a
+    design is read (its expressions checked) before a run imports Locust, which must patch
+    ``ssl`` first.
+    """
+    spec = importlib.util.find_spec("moto")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("moto is not installed: its list of DynamoDB's reserved words is read")
+    listed = Path(next(iter(spec.submodule_search_locations)))
+    text = (listed / "dynamodb" / "parsing" / "reserved_keywords.txt").read_text("utf-8")
+    return frozenset(word.upper() for word in text.split())
 
 
 @dataclass(frozen=True, slots=True)
