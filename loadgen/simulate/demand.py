@@ -42,7 +42,15 @@ from loadgen.model.hashing import HASH_SPACE, partition_hash
 from loadgen.model.index_writes import index_writes
 from loadgen.model.update_expression import apply_update
 
-__all__ = ["EXACT_KEYS", "KeyProfile", "Lane", "PatternDemand", "pattern_demands"]
+__all__ = [
+    "EXACT_KEYS",
+    "KeyProfile",
+    "Lane",
+    "LargestRequest",
+    "PatternDemand",
+    "largest_request",
+    "pattern_demands",
+]
 
 EXACT_KEYS = 1 << 20
 """Key values a lane lists one by one; colder ones are folded into an even spread."""
@@ -431,6 +439,46 @@ def pattern_demands(
             )
         )
     return demands
+
+
+@dataclass(frozen=True)
+class LargestRequest:
+    """The most write units one request of a design takes on one partition-key value."""
+
+    units: float
+    """Write units at AWS scale (a transaction's doubled, its actions on one key added)."""
+    pattern: str
+    where: str
+    """The table or ``table/index`` the units land on."""
+
+
+def largest_request(
+    design: Design, generators: Mapping[str, ValueGenerator] | None = None
+) -> LargestRequest | None:
+    """The request of ``design`` that takes the most write units on one key (of a table or an
+    index) in one go, priced by the model as the simulation prices it (the items it writes,
+    the stored items it overwrites), over `PROBES` executions of each pattern; None for a
+    design that writes nothing. ``loadgen run --scale auto`` keeps it under a tenth of a
+    partition's scaled second (`loadgen.emulator.engines.auto_scale`)."""
+    generators = generators or design.generators()
+    compiled = design.compile(generators)
+    query_items = _per_key_items(design, generators)
+    largest: LargestRequest | None = None
+    for spec in design.patterns:
+        for _ in range(PROBES):
+            draws = Draws(generators)
+            store = _Store(design, draws, query_items)
+            for call in compiled[spec.id].calls(draws):
+                on_key: dict[tuple[str, str | None, str], float] = {}
+                for charge in _cost(call, store, design):
+                    if charge.kind == "write" and charge.key is not None:
+                        slot = (charge.table, charge.index, str(charge.key))
+                        on_key[slot] = on_key.get(slot, 0.0) + charge.units
+                for (table, index, _key), units in on_key.items():
+                    if largest is None or units > largest.units:
+                        where = table if index is None else f"{table}/{index}"
+                        largest = LargestRequest(units, spec.id, where)
+    return largest
 
 
 def _growth(
