@@ -343,12 +343,11 @@ def _hottest_first(generator: KeySpace) -> Iterator[str]:
     named = sorted(generator.named.items(), key=lambda item: -item[1])
     for rank in range(n):
         index = n - 1 - rank if latest else rank
-        value = str(index if permutation is None else permutation(index))
-        if named:
-            share = generator.rest * generator.distribution.probability(int(value))
-            while named and named[0][1] >= share:
-                yield named.pop(0)[0]
-        yield value
+        if permutation is not None:
+            index = permutation(index)
+        while named and named[0][1] >= generator.rest * generator.distribution.probability(index):
+            yield named.pop(0)[0]
+        yield str(index)
     for name, _ in named:
         yield name
 
