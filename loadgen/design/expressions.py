@@ -344,7 +344,7 @@ def _shape_problem(shapes: Mapping[str, Any], name: str, value: Any, path: str) 
     if not isinstance(value, types) or (kind in ("integer", "long") and isinstance(value, bool)):
         valid = ", ".join(str(t) for t in types)
         return (
-            f"Invalid type for parameter {path.removeprefix('input.')}, value: {str(value):.60}, "
+            f"Invalid type for parameter {path.removeprefix('input.')}, value: {value!s:.60}, "
             f"type: {type(value)}, valid types: {valid}"
         )
     value = _as_any(value)  # of the model's type now

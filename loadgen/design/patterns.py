@@ -26,6 +26,7 @@ from loadgen.design.generators import Draws, KeySpace, ValueGenerator
 from loadgen.design.spec import AccessPattern, Action, Entity, SortCondition
 from loadgen.design.templates import RequestTemplate
 from loadgen.model.capacity import key_value, query_key
+from loadgen.model.expressions import EXPRESSION_ORDER
 from loadgen.model.schema import IndexSchema, TableSchema
 
 __all__ = [
@@ -45,13 +46,6 @@ _SINGLE_TABLE = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Qu
 _TYPE_TAGS = frozenset({"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M"})
 _CONDITIONED = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 """The operations that take a ConditionExpression."""
-_EXPRESSION_MEMBERS = (
-    "UpdateExpression",
-    "ConditionExpression",
-    "FilterExpression",
-    "ProjectionExpression",
-    "KeyConditionExpression",
-)
 _PLACEHOLDERS = re.compile(r"[#:][A-Za-z0-9_]+")
 
 
@@ -321,7 +315,7 @@ class _Expression:
     def share(self, pattern: _Expression, body: Mapping[str, Any]) -> None:
         """Take the pattern's names and values that ``body``'s expressions name (an action of
         a transaction), where the action gives none of its own by that placeholder."""
-        text = " ".join(str(body.get(kind) or "") for kind in _EXPRESSION_MEMBERS)
+        text = " ".join(str(body.get(kind) or "") for kind in EXPRESSION_ORDER)
         for placeholder in _PLACEHOLDERS.findall(text):
             source = pattern.names if placeholder[0] == "#" else pattern.values
             target = self.names if placeholder[0] == "#" else self.values
