@@ -80,9 +80,8 @@ def refusal(
                 first = path[0]
                 attribute = names.get(first, first) if isinstance(first, str) else first
                 if attribute in table.key_attributes:
-                    given = spec.actions[int(where[8:-2])] if where and spec.actions else spec
                     return (
-                        f"{where}{'update' if given.update is not None else 'set'}",
+                        _update_field(where, spec),
                         "One or more parameter values were invalid: Cannot update attribute "
                         f"{attribute}. This attribute is part of the key",
                     )
@@ -120,6 +119,15 @@ def _field(where: str, message: str, spec: AccessPattern) -> str:
     if "ExpressionAttributeValues" in message:
         return where + "values"
     return where.rstrip(".") or "operation"
+
+
+def _update_field(where: str, spec: AccessPattern) -> str:
+    """The field an update expression came from: the file's own (``update``), else ``set``."""
+    if spec.request is not None:
+        return "request"
+    action = re.fullmatch(r"actions\[(\d+)\]\.", where)
+    given = spec.actions[int(action.group(1))] if action and spec.actions else spec
+    return f"{where}{'update' if given.update is not None else 'set'}"
 
 
 def _with_hint(message: str) -> str:
