@@ -205,9 +205,21 @@ def test_what_dynamodb_refuses_is_refused_at_load_naming_the_pattern(
     assert "\n" not in message
 
 
-@pytest.mark.parametrize("command", ["check", "run", "simulate"])
-def test_check_run_and_simulate_refuse_alike_in_one_line(tmp_path: Path, command: str) -> None:
-    path = _file(tmp_path, _changed(REFUSED["a literal in a condition"][0]))
+@pytest.mark.parametrize(
+    ("command", "case"),
+    [
+        ("check", "a literal in a condition"),
+        ("check", "an undefined placeholder"),
+        ("check", "a consistent read of a GSI"),
+        ("run", "a literal in a condition"),
+        ("simulate", "a literal in a condition"),
+    ],
+)
+def test_check_run_and_simulate_refuse_alike_in_one_line(
+    tmp_path: Path, command: str, case: str
+) -> None:
+    change, expected = REFUSED[case]
+    path = _file(tmp_path, _changed(change))
     flags = [] if command == "check" else ["--duration", "5s"]
     done = subprocess.run(
         [sys.executable, "-m", "loadgen", command, path, *flags],
@@ -219,7 +231,7 @@ def test_check_run_and_simulate_refuse_alike_in_one_line(tmp_path: Path, command
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert "access_patterns.purchase.actions[0].condition: Invalid ConditionExpression" in lines[0]
+    assert lines[0].startswith(f"loadgen: error: {path}: {expected}"), lines[0]
 
 
 def test_an_index_nothing_writes_is_named_with_the_pattern_that_reads_it(tmp_path: Path) -> None:
