@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
         "throttles. No server, no load.",
     )
     check.add_argument("design_file", help="design file: .yaml, .yml or .json")
-    check.add_argument("--design", help="one variant of the file (default: every variant)")
+    check.add_argument("--design", help="one variant of the file, or all (default: every variant)")
     check.add_argument(
         "--out",
         metavar="FILE",
@@ -379,11 +379,11 @@ def _check(args: argparse.Namespace) -> int:
 
     prices = load_prices(args.prices, region=args.prices_region)
     designs = load_designs(args.design_file)
-    if args.design is not None:
+    if args.design not in (None, "all"):  # all: every variant, as run takes it
         chosen = [d for d in designs if d.name == args.design]
         if not chosen:
             names = ", ".join(d.name for d in designs)
-            raise ConfigError(f"unknown design {args.design!r} (expected one of: {names})")
+            raise ConfigError(f"unknown design {args.design!r} (expected one of: {names}, or all)")
         designs = chosen
     failed = []
     written = []

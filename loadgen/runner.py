@@ -316,6 +316,9 @@ class Target:
     """Requests/s the embedded engine answered its warm-up at, where it was measured."""
     scale_auto: bool = False
     """Whether ``--scale auto`` chose `scale`."""
+    largest_units: float | None = None
+    """With ``--scale auto``: write units the largest request takes on one partition (AWS
+    scale), which bounded the scale from below; None where nothing is known of it."""
 
 
 @dataclass(frozen=True)
@@ -352,7 +355,9 @@ EMULATOR_DEFAULTS = {
 
 
 @contextlib.contextmanager
-def _target(config: RunConfig) -> Iterator[Target]:
+def _target(config: RunConfig, largest_units: float | None = None) -> Iterator[Target]:
+    """The run's target; ``largest_units``: a design file's largest request (write units on
+    one partition), which bounds ``--scale auto`` as a workload's `EmulatorDefaults` do."""
     from loadgen.emulator.embedded import DEFAULT_SCALE, EmbeddedEmulator
     from loadgen.targets import local as targets
 
@@ -372,13 +377,17 @@ def _target(config: RunConfig) -> Iterator[Target]:
     defaults = EMULATOR_DEFAULTS.get(config.workload, EmulatorDefaults())
     scale = config.scale or defaults.scale or DEFAULT_SCALE
     auto = scale == "auto"
+    largest = max(
+        (units for units in (defaults.largest_units, largest_units) if units is not None),
+        default=None,
+    )
     billing_flags = ("--billing-mode", "--read-capacity", "--write-capacity")
     if not any(arg.split("=")[0] in billing_flags for arg in config.locust_args):
         config.locust_args += defaults.billing
     embedded = EmbeddedEmulator(
         scale=scale,
         launch_rate=config.launch_rate() if auto else None,
-        largest_units=defaults.largest_units if auto else None,
+        largest_units=largest if auto else None,
         seed=config.seed,
         upstream=endpoint,
         engine=config.engine,
@@ -394,6 +403,7 @@ def _target(config: RunConfig) -> Iterator[Target]:
             engine=None if emulator.engine is None else emulator.engine.name,
             engine_rate=emulator.engine_rate,
             scale_auto=auto,
+            largest_units=largest if auto else None,
         )
 
 
@@ -439,7 +449,23 @@ def run(config: RunConfig) -> dict[str, Any]:
     config.validate()
     config.load_prices()  # a bad prices file fails before any target starts
     locustfile = find_locustfile(config.workload)
-    with _target(config) as target:
+    largest = None
+    if design is not None and config.scale == "auto":
+        from loadgen.simulate.demand import largest_request
+
+        # The file's largest request, as the simulation's model prices it: --scale auto
+        # keeps it within a tenth of a partition's scaled second, as for the workloads.
+        found = largest_request(design)
+        if found is not None:
+            largest = found.units
+            print(
+                f"Design: the largest request is {found.pattern}'s, {found.units:g} write units "
+                f"on one key of {found.where}: --scale auto keeps it within "
+                "a tenth of a partition's scaled second",
+                file=sys.stderr,
+                flush=True,
+            )
+    with _target(config, largest) as target:
         print(f"Target: {target.description}", file=sys.stderr, flush=True)
         if target.scale is not None:
             print(
@@ -534,8 +560,7 @@ def _auto_reason(config: RunConfig, target: Target) -> str:
     offer += f"{launch * target.scale:,.0f}/s, "
     if target.engine_rate is None:
         return offer + "at most half of what the engine answered at its warm-up)"
-    largest = EMULATOR_DEFAULTS.get(config.workload, EmulatorDefaults()).largest_units
-    return offer + size_reason(launch, target.engine_rate, largest, target.scale) + ")"
+    return offer + size_reason(launch, target.engine_rate, target.largest_units, target.scale) + ")"
 
 
 def _engine_warning(config: RunConfig, target: Target) -> str | None:

@@ -9,14 +9,14 @@
 Owns: the design file's format (`spec`, its JSON Schema in ``design.schema.json``), its
 small languages (`values`: rates, latency needs; `templates`: ``USER#{user}``), the key
 distributions every workload draws from (`keys`) and the value generators built on them
-(`generators`), access patterns compiled to DynamoDB requests (`patterns`), reading a file
-and its variants (`loader`), AWS's ``dynamodb_data_model.json`` (`awsmodel`), starting data
-(`starting`) and what ``loadgen check`` reports (`check`: its figures are the partition
-model's, asked by `loadgen.simulate.launch`). Imports `loadgen.model` (schemas, capacity
-units), `loadgen.pricing`, `loadgen.refusals` and `loadgen.errors`; never Locust, the client,
-the workload, the heat, the emulator or the verdict, so ``loadgen check`` reads a design
-without starting Locust. The generic Locust user that runs a design is
-``workloads/design.py``.
+(`generators`), access patterns compiled to DynamoDB requests (`patterns`) and read as
+DynamoDB reads them (`expressions`), reading a file (`loader`) and its variants
+(`variants`), AWS's ``dynamodb_data_model.json`` (`awsmodel`), starting data (`starting`) and
+what ``loadgen check`` reports (`check`: its figures are the partition model's, asked by
+`loadgen.simulate.launch`). Imports `loadgen.model` (schemas, capacity units, expressions),
+`loadgen.pricing`, `loadgen.refusals` and `loadgen.errors`; never Locust, the client, the
+workload, the heat, the emulator or the verdict, so ``loadgen check`` reads a design without
+starting Locust. The generic Locust user that runs a design is ``workloads/design.py``.
 
 The names below load on first use: `keys` alone stays light for the workloads that import it.
 """

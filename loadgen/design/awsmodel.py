@@ -23,11 +23,14 @@ not DynamoDB's) is listed in one line and the rest runs.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from loadgen.design.expressions import request_problem
 from loadgen.errors import ConfigError
+from loadgen.model.schema import TableSchema
 
 __all__ = ["is_aws_model", "request_of_command", "to_design"]
 
@@ -66,10 +69,17 @@ def _pascal(flag: str) -> str:
 
 def request_of_command(command: str) -> tuple[str, dict[str, Any]]:
     """(operation, DynamoDB JSON request) of an ``aws dynamodb ...`` command line."""
+    # A command as a shell reads it: lines continued with a backslash joined, the first
+    # command of a list (``... && ...``, ``;``, ``|``) taken.
+    text = re.sub(r"\\\r?\n", " ", command).strip().split("\n")[0]
     try:
-        words = shlex.split(command.split("&&")[0].split("\n")[0] if "\n" in command else command)
+        words = shlex.split(text)
     except ValueError as e:
         raise ValueError(f"cannot split the command: {e}") from None
+    for i, word in enumerate(words):
+        if word in ("&&", "||", ";", "|"):
+            words = words[:i]
+            break
     if len(words) < 3 or words[0] != "aws" or words[1] != "dynamodb":
         raise ValueError("not an 'aws dynamodb ...' command")
     operation = _COMMANDS.get(words[2])
@@ -136,6 +146,18 @@ def _template(request: dict[str, Any], values: Mapping[str, str]) -> dict[str, A
     return request
 
 
+def _schemas(tables: Any) -> dict[str, TableSchema]:
+    """The model's tables that read as tables (the loader names what is wrong with the rest)."""
+    schemas = {}
+    for table in tables if isinstance(tables, list) else ():
+        try:
+            schema = TableSchema.from_create_table({"BillingMode": "PAY_PER_REQUEST", **table})
+        except (ConfigError, KeyError, TypeError, ValueError):
+            continue
+        schemas[schema.name] = schema
+    return schemas
+
+
 def to_design(data: Mapping[str, Any], path: str) -> tuple[dict[str, Any], list[str]]:
     """The design file AWS's data model reads as, and one note per pattern not taken."""
     traffic = data.get("traffic") or {}
@@ -153,9 +175,14 @@ def to_design(data: Mapping[str, Any], path: str) -> tuple[dict[str, Any], list[
     notes: list[str] = []
     patterns: list[dict[str, Any]] = []
     tables = {t.get("TableName") for t in data.get("tables") or () if isinstance(t, Mapping)}
+    schemas = _schemas(data.get("tables"))
     for i, raw in enumerate(data.get("access_patterns") or ()):
+        if not isinstance(raw, Mapping):
+            notes.append(f"access_patterns[{i}] not taken: expected a mapping (got {raw!r:.60})")
+            continue
         pattern_id = str(raw.get("pattern", i + 1))
-        where = f"access_patterns[{i}] (pattern {pattern_id})"
+        described = str(raw.get("description") or "").strip()
+        where = f"pattern {pattern_id}" + (f" ({described})" if described else "")
         command = raw.get("implementation")
         if not command:
             why = raw.get("reason") or "no implementation"
@@ -176,6 +203,12 @@ def to_design(data: Mapping[str, Any], path: str) -> tuple[dict[str, Any], list[
         if operation not in ("BatchGetItem", "BatchWriteItem", "TransactGetItems",
                              "TransactWriteItems") and table not in tables:  # fmt: skip
             notes.append(f"{where} not taken: no table of the model named ({table!r})")
+            continue
+        # What DynamoDB would refuse whatever the values (a key not the table's, a table the
+        # model lacks, a batch too large): the pattern is left out, the rest runs.
+        problem = request_problem(operation, request, schemas)
+        if problem is not None:
+            notes.append(f"{where} not taken: {problem}")
             continue
         extra = per_pattern.get(pattern_id) or {}
         if not isinstance(extra, Mapping):

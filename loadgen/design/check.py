@@ -344,12 +344,18 @@ class CheckReport:
             f"model over the first {minutes} at those rates",
             *(f"  note: {note}" for note in [*design.notes, *self.notes]),
             "",
-            f"{'Pattern':<22} {'Operation':<18} {'Rate':>10} {'RCU/op':>7} {'WCU/op':>7} "
-            f"{'GSI w/op':>8}  Expected",
         ]
+        # AWS's data model numbers its patterns: their descriptions say which is which.
+        labels = {p.id: design.label(p.id) for p in self.patterns}
+        width = max(22, *(len(label) for label in labels.values()))
+        out.append(
+            f"{'Pattern':<{width}} {'Operation':<18} {'Rate':>10} {'RCU/op':>7} {'WCU/op':>7} "
+            f"{'GSI w/op':>8}  Expected"
+        )
         for p in self.patterns:
             out.append(
-                f"{p.id:<22} {p.operation:<18} {format_rate(p.rate):>10} {p.read_units:>7.1f} "
+                f"{labels[p.id]:<{width}} {p.operation:<18} {format_rate(p.rate):>10} "
+                f"{p.read_units:>7.1f} "
                 f"{p.write_units:>7.1f} {p.index_writes:>8.1f}  {p.verdict}"
                 + (f": {p.reason}" if p.reason else "")
             )
@@ -473,7 +479,7 @@ def stored_bytes(design: Design, *, seed: int = 1) -> dict[str, int]:
         typed = {a: typed_value(v, a, types.get(a)) for a, v in entity.item.items()}
         size = item_size(RequestTemplate({"i": typed}).render(Draws(generators))["i"])
         count = 1
-        for generator, how_many in entity.populate.items():
+        for generator, how_many in entity.population.items():
             cardinality = generators[generator].cardinality or 1
             count *= cardinality if how_many == "all" else min(int(how_many), cardinality)
         stored[table] = stored.get(table, 0) + count * size

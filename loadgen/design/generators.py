@@ -16,6 +16,7 @@ One `Draws` is one execution of an access pattern: a name drawn once keeps its v
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import random
@@ -79,24 +80,62 @@ class ValueGenerator(ABC):
 
 
 class KeySpace(ValueGenerator):
-    """Values ``0..count-1`` drawn by a key distribution."""
+    """Values ``0..count-1`` drawn by a key distribution, and values ``named`` pinned to
+    shares of the draws: ``{taylor: 0.4}`` over a zipf of 2,000 draws ``taylor`` 40% of the
+    time and the zipf the other 60%.
 
-    def __init__(self, count: int, spec: str, *, seed: int, scramble: bool) -> None:
+    >>> space = KeySpace(2000, "zipf:0.99", seed=1, scramble=False, named={"taylor": 0.4})
+    >>> space.probability("taylor"), round(space.probability("0") / 0.6, 4)
+    (0.4, 0.118)
+    >>> next(enumerate_values(space, 1)), space.cardinality
+    ('taylor', 2001)
+    """
+
+    def __init__(
+        self,
+        count: int,
+        spec: str,
+        *,
+        seed: int,
+        scramble: bool,
+        named: Mapping[str, float] | None = None,
+    ) -> None:
         self.count = count
         self.distribution = distributions.parse(spec, count, seed=seed, scramble=scramble)
+        self.named = dict(named or {})
+        """Pinned values and their shares of the draws (under 1 in all)."""
+        self.rest = 1.0 - math.fsum(self.named.values())
+        """The share of draws the distribution over ``0..count-1`` takes."""
+        self._names = list(self.named)
+        self._cumulative = list(itertools.accumulate(self.named.values()))
+        # Its own stream: pinning a value leaves the distribution's draws as they were.
+        self._pick = random.Random(f"named:{seed}")
 
     def draw(self) -> str:
+        if self._names:
+            u = self._pick.random()
+            if u < self._cumulative[-1]:
+                return self._names[bisect.bisect_right(self._cumulative, u)]
         return str(self.distribution.next())
 
     def values(self) -> list[str] | None:
-        return [str(i) for i in range(self.count)] if self.count <= 100_000 else None
+        if self.count + len(self._names) > 100_000:
+            return None
+        return [*self._names, *(str(i) for i in range(self.count))]
 
     def probability(self, value: str) -> float | None:
-        return self.distribution.probability(int(value))
+        share = self.named.get(value)
+        if share is not None:
+            return share
+        try:
+            index = int(value)
+        except ValueError:
+            return 0.0
+        return self.rest * self.distribution.probability(index)
 
     @property
     def cardinality(self) -> int | None:
-        return self.count
+        return self.count + len(self._names)
 
 
 class Choice(ValueGenerator):
@@ -141,7 +180,13 @@ _BUCKET_S = {"minute": 60.0, "hour": 3600.0, "day": 86400.0, "month": 30 * 86400
 
 
 class TimeValue(ValueGenerator):
-    """The run's clock as a bucket (``2026-11-25T09``), an ISO time or epoch seconds."""
+    """The run's clock as a bucket (``2026-11-25T09``), an ISO time or epoch seconds.
+
+    Resolution: a bucket's value holds for the whole bucket; ``epoch`` is whole seconds;
+    ``iso`` is UTC to the microsecond and unique per draw (a draw in the microsecond of the
+    one before takes the next), so a key that names ``{now}`` never names an item twice; a
+    ``format`` has the format's own.
+    """
 
     def __init__(
         self, form: str, clock: RunClock, offset_s: float = 0.0, pattern: str | None = None
@@ -150,16 +195,18 @@ class TimeValue(ValueGenerator):
         self.clock = clock
         self.offset_s = offset_s
         self.pattern = pattern or _BUCKETS.get(form)
+        self._last_us = -1
 
     def draw(self) -> str:
         now = self.clock.now() + self.offset_s
         if self.form == "epoch":
             return str(int(now))
         if self.form == "iso" and self.pattern is None:
-            return (
-                time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
-                + f".{int(now % 1 * 1000):03d}Z"
-            )
+            # Two orders of one user in one millisecond are two items, not one overwritten.
+            micros = max(int(now * 1_000_000), self._last_us + 1)
+            self._last_us = micros
+            seconds, fraction = divmod(micros, 1_000_000)
+            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
         return time.strftime(self.pattern or "", time.gmtime(now))
 
     @property
@@ -209,6 +256,7 @@ def build_generator(
             spec.distribution or default_distribution,
             seed=own,
             scramble=spec.scramble,
+            named=spec.named,
         )
     if spec.choice is not None:
         return Choice(spec.choice, seed=own)
@@ -275,14 +323,7 @@ def enumerate_values(generator: ValueGenerator, count: int) -> Iterator[str]:
     """The first ``count`` values of a generator, hottest first where it has a skew."""
     values = generator.values()
     if isinstance(generator, KeySpace):
-        # Ranks in order: index 0 is the hottest of an unscrambled skew; scrambled, the
-        # permutation says where each rank went.
-        n = generator.count
-        latest = generator.distribution.spec.startswith("latest")
-        permutation = generator.distribution._permutation
-        for rank in range(min(count, n)):
-            index = n - 1 - rank if latest else rank
-            yield str(index if permutation is None else permutation(index))
+        yield from itertools.islice(_hottest_first(generator), count)
         return
     if values is not None:
         yield from values[:count]
@@ -291,13 +332,33 @@ def enumerate_values(generator: ValueGenerator, count: int) -> Iterator[str]:
         yield generator.draw()
 
 
+def _hottest_first(generator: KeySpace) -> Iterator[str]:
+    """Every value of a key space, its named values among the distribution's ranks by their
+    shares."""
+    # Ranks in order: index 0 is the hottest of an unscrambled skew; scrambled, the
+    # permutation says where each rank went.
+    n = generator.count
+    latest = generator.distribution.spec.startswith("latest")
+    permutation = generator.distribution._permutation
+    named = sorted(generator.named.items(), key=lambda item: -item[1])
+    for rank in range(n):
+        index = n - 1 - rank if latest else rank
+        if permutation is not None:
+            index = permutation(index)
+        while named and named[0][1] >= generator.rest * generator.distribution.probability(index):
+            yield named.pop(0)[0]
+        yield str(index)
+    for name, _ in named:
+        yield name
+
+
 def hottest_share(generator: ValueGenerator, count: int) -> float:
     """The share of draws the first ``count`` enumerated values take (1.0 when unknown)."""
     if isinstance(generator, KeySpace):
-        n = min(count, generator.count)
-        if n >= generator.count:
+        total = generator.cardinality or 0
+        if count >= total:
             return 1.0
         return math.fsum(
-            generator.distribution.probability(int(v)) for v in enumerate_values(generator, n)
+            generator.probability(v) or 0.0 for v in enumerate_values(generator, count)
         )
     return 1.0

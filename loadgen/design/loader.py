@@ -3,16 +3,20 @@
     design = load_design("examples/designs/ecommerce.yaml")          # the first variant
     designs = load_designs("examples/designs/single-table.yaml")     # every variant
 
-Errors are one line, the file, the path to the field and what was expected:
-``design.yaml: access_patterns[2].key.pk: unknown generator 'usr' (known: user, status,
-day)``, raised as `ConfigError` (exit 2) before anything starts. AWS's
-``dynamodb_data_model.json`` is read as it is (`loadgen.design.awsmodel`).
+Errors are one line, the file, the path to the field (an access pattern by its id) and what
+was expected: ``design.yaml: access_patterns.get-order.key.pk: unknown generator 'usr'
+(known: user, status, day)``, raised as `ConfigError` (exit 2) before anything starts. Every
+pattern is compiled and its requests read as DynamoDB reads them
+(`loadgen.design.expressions`) at load, so ``check``, ``run`` and ``simulate`` refuse alike.
+An error in the file's base names no variant; one a variant brings names it
+(``designs.sharded: ...``). AWS's ``dynamodb_data_model.json`` is read as it is
+(`loadgen.design.awsmodel`).
 """
 
 from __future__ import annotations
 
-import copy
 import json
+import math
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +26,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from loadgen.design.expressions import refusal, unwritten_indexes
 from loadgen.design.generators import RunClock, ValueGenerator, build_generators, kinds_given
 from loadgen.design.patterns import (
     CompiledPattern,
@@ -32,6 +37,7 @@ from loadgen.design.patterns import (
 from loadgen.design.spec import AccessPattern, DesignFile
 from loadgen.design.templates import TemplateError, template_names
 from loadgen.design.values import LatencyNeed, latency_need, rate_per_s
+from loadgen.design.variants import variant_data
 from loadgen.errors import ConfigError
 from loadgen.model.schema import IndexSchema, TableSchema
 
@@ -99,6 +105,7 @@ class Design:
         names: set[str] = set()
         for entity in self.spec.entities.values():
             names |= _implicit_in(entity.item)
+            names |= {n for n in entity.population if n.startswith("_items")}
         for pattern in self.spec.access_patterns:
             names |= _implicit_in(pattern.set or {})
             for action in pattern.actions or ():
@@ -106,10 +113,12 @@ class Design:
         return names
 
     def compile(self, generators: Mapping[str, ValueGenerator]) -> dict[str, CompiledPattern]:
-        """Every access pattern, compiled against these generators, by id."""
-        try:
-            return {
-                pattern.id: compile_pattern(
+        """Every access pattern, compiled against these generators, by id; `ConfigError` for
+        a pattern that does not build or whose requests DynamoDB would refuse."""
+        compiled = {}
+        for i, pattern in enumerate(self.spec.access_patterns):
+            try:
+                compiled[pattern.id] = compile_pattern(
                     pattern,
                     i,
                     tables=self.schemas,
@@ -118,16 +127,31 @@ class Design:
                     rate=self.rates[pattern.id],
                     latency=self.latency[pattern.id],
                 )
-                for i, pattern in enumerate(self.spec.access_patterns)
-            }
-        except (DesignError, TemplateError) as e:
-            raise ConfigError(f"{self._where()}{e}") from None
+            except (DesignError, TemplateError) as e:
+                raise ConfigError(f"{self._where()}{e}") from None
+            found = refusal(compiled[pattern.id], pattern, self.schemas)
+            if found is not None:
+                field_name, message = found
+                raise ConfigError(
+                    f"{self._where()}access_patterns.{pattern.id}.{field_name}: {message}"
+                )
+        return compiled
+
+    def label(self, pattern_id: str) -> str:
+        """A pattern as a table row names it: its id, and for AWS's data model (whose ids
+        are numbers) its description too."""
+        if not self.aws_model:
+            return pattern_id
+        described = next((p.description for p in self.patterns if p.id == pattern_id), "")
+        return f"{pattern_id}. {described}" if described else pattern_id
 
     def _where(self) -> str:
         return f"{self.path}: " + (f"designs.{self.name}: " if self.spec_changed else "")
 
     spec_changed: bool = False
     """Whether this variant changes the file's base (errors then name the variant)."""
+    aws_model: bool = False
+    """Whether the file is AWS's ``dynamodb_data_model.json`` (patterns numbered, described)."""
 
 
 def _implicit_in(values: Mapping[str, Any]) -> set[str]:
@@ -162,14 +186,27 @@ def read_file(path: str) -> Any:
         ) from None
 
 
-def _path(loc: tuple[Any, ...]) -> str:
+def _path(loc: tuple[Any, ...], ids: list[str | None] | None = None) -> str:
+    """A validation error's location as the file's path to it, an access pattern by its id
+    where it has one (``access_patterns.get-order.limt``)."""
     text = ""
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(part, int):
-            text += f"[{part}]"
+            pattern = loc[:i] == ("access_patterns",) and ids and part < len(ids)
+            named = ids[part] if pattern and ids else None
+            text += f".{named}" if named else f"[{part}]"
         else:
             text += f".{part}" if text else str(part)
     return text
+
+
+def _ids(data: Any) -> list[str | None]:
+    """Each access pattern's id as the file gives it (None where it gives none)."""
+    patterns = data.get("access_patterns") if isinstance(data, dict) else None
+    return [
+        p["id"] if isinstance(p, dict) and isinstance(p.get("id"), str) and p["id"] else None
+        for p in (patterns if isinstance(patterns, list) else ())
+    ]
 
 
 def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -203,7 +240,8 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def _first_error(error: ValidationError) -> str:
+def _first_error(error: ValidationError, data: Any) -> str:
+    ids = _ids(data)
     details = error.errors()
     detail = details[0]
     loc = tuple(detail["loc"])
@@ -211,54 +249,21 @@ def _first_error(error: ValidationError) -> str:
     if kind == "extra_forbidden":
         model = _model_at(loc[:-1])
         known = ", ".join(model.model_fields) if model else ""
-        where = _path(loc[:-1]) or "(top level)"
+        where = _path(loc[:-1], ids) or "(top level)"
         return f"{where}: unknown field {loc[-1]!r}" + (f" (known: {known})" if known else "")
     if kind == "missing":
-        return f"{_path(loc)}: required field missing"
+        return f"{_path(loc, ids)}: required field missing"
     # Unions report one error per branch: the first names the most likely intent.
     value = detail.get("input")
     shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
-    return f"{_path(loc)}: {detail['msg'][0].lower()}{detail['msg'][1:]}{shown}"
-
-
-def _merge(base: Any, change: Any) -> Any:
-    if isinstance(base, dict) and isinstance(change, dict):
-        merged = dict(base)
-        for key, value in change.items():
-            merged[key] = _merge(base.get(key), value) if key in base else value
-        return merged
-    return copy.deepcopy(change)
-
-
-def _variant_data(data: dict[str, Any], name: str, change: dict[str, Any]) -> dict[str, Any]:
-    variant = copy.deepcopy(data)
-    variant.pop("designs", None)
-    if change.get("tables") is not None:
-        variant["tables"] = change["tables"]
-    for generator, spec in (change.get("generators") or {}).items():
-        variant.setdefault("generators", {})[generator] = spec
-    for entity, spec in (change.get("entities") or {}).items():
-        entities = variant.setdefault("entities", {})
-        entities[entity] = _merge(entities.get(entity, {}), spec)
-    patterns = {p.get("id"): i for i, p in enumerate(variant["access_patterns"])}
-    for pattern_id, spec in (change.get("access_patterns") or {}).items():
-        if pattern_id not in patterns:
-            raise ConfigError(
-                f"designs.{name}.access_patterns.{pattern_id}: unknown access pattern "
-                f"{pattern_id!r} (known: {', '.join(map(str, patterns))})"
-            )
-        i = patterns[pattern_id]
-        # A pattern's fields are replaced whole (a new key, a new add), an entity's item
-        # attribute by attribute.
-        variant["access_patterns"][i] = {**variant["access_patterns"][i], **spec}
-    return variant
+    return f"{_path(loc, ids)}: {detail['msg'][0].lower()}{detail['msg'][1:]}{shown}"
 
 
 def _validated(data: Any, path: str, prefix: str = "") -> DesignFile:
     try:
         return DesignFile.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(f"{path}: {prefix}{_first_error(e)}") from None
+        raise ConfigError(f"{path}: {prefix}{_first_error(e, data)}") from None
 
 
 def _check(
@@ -296,6 +301,8 @@ def _check(
             not generator.choice or any(not w > 0 for w in generator.choice.values())
         ):
             raise ConfigError(f"{where}generators.{name}.choice: weights must be more than 0")
+        if generator.named is not None:
+            _check_named(generator.named, generator.count, f"{where}generators.{name}.named")
         if generator.distribution is not None:
             from loadgen.design import keys
 
@@ -314,17 +321,20 @@ def _check(
                 template_names(value)
             except TemplateError as e:
                 raise ConfigError(f"{where}entities.{name}.item.{attribute}: {e}") from None
-        for populated in entity.populate or {}:
-            if populated not in spec.generators:
+        for populated in entity.population:
+            if populated not in spec.generators and not populated.startswith("_items"):
                 raise ConfigError(
                     f"{where}entities.{name}.populate.{populated}: unknown generator "
                     f"{populated!r} (known: {', '.join(spec.generators) or 'none defined'})"
                 )
-    ids: set[str] = set()
+    ids: dict[str, int] = {}
     for i, pattern in enumerate(spec.access_patterns):
         if pattern.id in ids:
-            raise ConfigError(f"{where}access_patterns[{i}].id: {pattern.id!r} twice")
-        ids.add(pattern.id)
+            raise ConfigError(
+                f"{where}access_patterns[{i}].id: {pattern.id!r} twice (also "
+                f"access_patterns[{ids[pattern.id]}]): an id names one pattern"
+            )
+        ids[pattern.id] = i
         for field_name in ("key", "set", "request"):
             value = getattr(pattern, field_name)
             if value is None:
@@ -334,14 +344,41 @@ def _check(
                     template_names(item)
                 except TemplateError as e:
                     raise ConfigError(
-                        f"{where}access_patterns[{i}].{field_name}.{attribute}: {e}"
+                        f"{where}access_patterns.{pattern.id}.{field_name}.{attribute}: {e}"
                     ) from None
         if pattern.each is not None and pattern.each not in spec.generators:
             raise ConfigError(
-                f"{where}access_patterns[{i}].each: unknown generator {pattern.each!r} "
+                f"{where}access_patterns.{pattern.id}.each: unknown generator {pattern.each!r} "
                 f"(known: {', '.join(spec.generators) or 'none defined'})"
             )
     return requests, schemas
+
+
+def _check_named(named: Mapping[str, float], count: int | None, where: str) -> None:
+    """Named values: beside a count, each a share above 0, less than 1 in all, none of them
+    one of the count's own values."""
+    if count is None:
+        raise ConfigError(
+            f"{where}: named values go with count (they take their shares, the count's "
+            "distribution the rest; a choice gives every value a weight)"
+        )
+    if not named:
+        raise ConfigError(f"{where}: give at least one value and its share, e.g. {{taylor: 0.4}}")
+    for value, share in named.items():
+        if not 0 < share < 1:
+            raise ConfigError(
+                f"{where}.{value}: a share is more than 0 and less than 1 (got {share!r})"
+            )
+        if value.isdigit() and int(value) < count and str(int(value)) == value:
+            raise ConfigError(
+                f"{where}.{value}: {value!r} is one of the count's own values 0..{count - 1}"
+            )
+    total = math.fsum(named.values())
+    if not total < 1:
+        raise ConfigError(
+            f"{where}: the shares add up to {total:g}, leaving the count's {count:,} values "
+            "nothing (keep them under 1 in all, or use a choice)"
+        )
 
 
 def _rates(
@@ -358,7 +395,7 @@ def _rates(
     rates: dict[str, float] = {}
     needs: dict[str, LatencyNeed | None] = {}
     missing: list[str] = []
-    for i, pattern in enumerate(spec.access_patterns):
+    for pattern in spec.access_patterns:
         if pattern.rate is None:
             missing.append(pattern.id)
             rates[pattern.id] = default if default is not None else DEFAULT_RATE
@@ -366,11 +403,11 @@ def _rates(
             try:
                 rates[pattern.id] = rate_per_s(pattern.rate)
             except ValueError as e:
-                raise ConfigError(f"{where}access_patterns[{i}].rate: {e}") from None
+                raise ConfigError(f"{where}access_patterns.{pattern.id}.rate: {e}") from None
         try:
             needs[pattern.id] = latency_need(pattern.latency) if pattern.latency else None
         except ValueError as e:
-            raise ConfigError(f"{where}access_patterns[{i}].latency: {e}") from None
+            raise ConfigError(f"{where}access_patterns.{pattern.id}.latency: {e}") from None
     if missing:
         rate = default if default is not None else DEFAULT_RATE
         source = "the file's default_rate" if default is not None else "no rate in the file"
@@ -386,42 +423,70 @@ def load_designs(path: str) -> list[Design]:
     notes: list[str] = []
     from loadgen.design import awsmodel
 
-    if awsmodel.is_aws_model(data):
+    aws = awsmodel.is_aws_model(data)
+    if aws:
         data, notes = awsmodel.to_design(data, path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with tables and access_patterns")
     base = _validated(data, path)
     names = tuple(base.designs) or ("default",)
+    if not base.designs:
+        return [_design(path, "default", names, base, notes, changed=False, aws=aws)]
+    # The base alone: an error in it is the base's, whichever variant meets it first.
+    try:
+        without = {key: value for key, value in data.items() if key != "designs"}
+        _design(path, "base", names, _validated(without, path), notes, changed=False, aws=aws)
+        base_error: ConfigError | None = None
+    except ConfigError as e:
+        base_error = e
     designs = []
     for name in names:
-        changed = bool(base.designs) and bool(
-            base.designs[name].model_dump(exclude_none=True, exclude_defaults=True)
-        )
+        changed = bool(base.designs[name].model_dump(exclude_none=True, exclude_defaults=True))
         prefix = f"designs.{name}: " if changed else ""
-        if base.designs:
-            variant_data = _variant_data(
-                data, name, base.designs[name].model_dump(exclude_none=True)
-            )
-            spec = _validated(variant_data, path, prefix)
-        else:
-            spec = base
-        requests, schemas = _check(spec, path, prefix)
-        rates, needs, rate_notes = _rates(spec, path, prefix)
-        design = Design(
-            path,
-            name,
-            names,
-            spec,
-            requests,
-            schemas,
-            rates,
-            needs,
-            [*notes, *rate_notes],
-            spec_changed=changed,
-        )
-        design.compile(design.generators())  # every pattern builds: errors now, not mid-run
-        designs.append(design)
+        try:
+            try:
+                variant = variant_data(data, name, base.designs[name].model_dump(exclude_none=True))
+            except ConfigError as e:
+                raise ConfigError(f"{path}: {e}") from None
+            spec = _validated(variant, path, prefix)
+            designs.append(_design(path, name, names, spec, notes, changed=changed, aws=aws))
+        except ConfigError as e:
+            if base_error is not None and str(e).replace(prefix, "", 1) == str(base_error):
+                raise base_error from None
+            raise
     return designs
+
+
+def _design(
+    path: str,
+    name: str,
+    names: tuple[str, ...],
+    spec: DesignFile,
+    notes: list[str],
+    *,
+    changed: bool,
+    aws: bool,
+) -> Design:
+    """One variant, checked, its rates read, every pattern compiled (errors now, not mid-run)."""
+    prefix = f"designs.{name}: " if changed else ""
+    requests, schemas = _check(spec, path, prefix)
+    rates, needs, rate_notes = _rates(spec, path, prefix)
+    design = Design(
+        path,
+        name,
+        names,
+        spec,
+        requests,
+        schemas,
+        rates,
+        needs,
+        [*notes, *rate_notes],
+        spec_changed=changed,
+        aws_model=aws,
+    )
+    compiled = design.compile(design.generators())
+    design.notes += unwritten_indexes(spec, compiled, schemas)
+    return design
 
 
 def load_design(path: str, name: str | None = None) -> Design:

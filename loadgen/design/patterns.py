@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 import string
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadgen.design.generators import Draws, ValueGenerator
+from loadgen.design.generators import Draws, KeySpace, ValueGenerator
 from loadgen.design.spec import AccessPattern, Action, Entity, SortCondition
 from loadgen.design.templates import RequestTemplate
 from loadgen.model.capacity import key_value, query_key
+from loadgen.model.expressions import EXPRESSION_ORDER
 from loadgen.model.schema import IndexSchema, TableSchema
 
 __all__ = [
@@ -41,6 +43,10 @@ __all__ = [
 
 
 _SINGLE_TABLE = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan"})
+_TYPE_TAGS = frozenset({"S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M"})
+_CONDITIONED = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
+"""The operations that take a ConditionExpression."""
+_PLACEHOLDERS = re.compile(r"[#:][A-Za-z0-9_]+")
 
 
 class DesignError(ValueError):
@@ -83,9 +89,12 @@ class RandomInt(ValueGenerator):
 
 
 def implicit_generator(name: str, seed: int) -> ValueGenerator:
-    """The generator an implicit name (``_size300``, ``_int1_99``) stands for."""
+    """The generator an implicit name (``_size300``, ``_int1_99``, ``_items3``: an entity's
+    ``populate: 3``) stands for."""
     if name.startswith("_size"):
         return SizedString(int(name[5:]), seed=seed)
+    if name.startswith("_items"):
+        return KeySpace(int(name[6:]), "uniform", seed=seed, scramble=False)
     low, high = name[4:].split("_")
     return RandomInt(int(low.replace("m", "-")), int(high.replace("m", "-")), seed=seed)
 
@@ -119,10 +128,13 @@ def typed_value(value: Any, path: str, attribute_type: str | None = None) -> dic
             raise DesignError(path, f"number must be a template or [low, high] (got {number!r})")
         if set(value) == {"type", "value"} and value["type"] in ("S", "N", "B", "BOOL"):
             return {value["type"]: value["value"]}
+        if len(value) == 1 and next(iter(value)) in _TYPE_TAGS:
+            return dict(value)  # DynamoDB's own JSON, templates in its strings
     raise DesignError(
         path,
         f"cannot read value {value!r} (expected a template string, a number, a boolean, "
-        "{size: BYTES}, {number: TEMPLATE or [LOW, HIGH]} or {type: S|N|B|BOOL, value: ...})",
+        "{size: BYTES}, {number: TEMPLATE or [LOW, HIGH]}, {type: S|N|B|BOOL, value: ...} or "
+        "DynamoDB JSON such as {N: '1'} or {SS: [a, b]})",
     )
 
 
@@ -276,24 +288,40 @@ def call_of(operation: str, params: dict[str, Any], schemas: Mapping[str, TableS
 
 
 class _Expression:
-    """ExpressionAttributeNames and Values, numbered as they are added."""
+    """ExpressionAttributeNames and Values: the file's own (``names:``, ``values:``), then
+    those the compiler adds, numbered as they are added (``#n0``, ``:v0``) around the file's."""
 
-    def __init__(self) -> None:
-        self.names: dict[str, str] = {}
-        self.values: dict[str, Any] = {}
+    def __init__(
+        self, names: Mapping[str, str] | None = None, values: Mapping[str, Any] | None = None
+    ) -> None:
+        self.names: dict[str, str] = dict(names or {})
+        self.values: dict[str, Any] = dict(values or {})
+        self.taken: set[str] = set()
+        """Placeholders an action of a transaction took (`share`)."""
 
     def name(self, attribute: str) -> str:
         for placeholder, name in self.names.items():
             if name == attribute:
                 return placeholder
-        placeholder = f"#n{len(self.names)}"
+        placeholder = _free("#n", self.names)
         self.names[placeholder] = attribute
         return placeholder
 
     def value(self, typed: dict[str, Any]) -> str:
-        placeholder = f":v{len(self.values)}"
+        placeholder = _free(":v", self.values)
         self.values[placeholder] = typed
         return placeholder
+
+    def share(self, pattern: _Expression, body: Mapping[str, Any]) -> None:
+        """Take the pattern's names and values that ``body``'s expressions name (an action of
+        a transaction), where the action gives none of its own by that placeholder."""
+        text = " ".join(str(body.get(kind) or "") for kind in EXPRESSION_ORDER)
+        for placeholder in _PLACEHOLDERS.findall(text):
+            source = pattern.names if placeholder[0] == "#" else pattern.values
+            target = self.names if placeholder[0] == "#" else self.values
+            if placeholder in source and placeholder not in target:
+                target[placeholder] = source[placeholder]
+                pattern.taken.add(placeholder)
 
     def into(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.names:
@@ -301,6 +329,14 @@ class _Expression:
         if self.values:
             request["ExpressionAttributeValues"] = self.values
         return request
+
+
+def _free(prefix: str, taken: Mapping[str, Any]) -> str:
+    """The first of ``prefix0``, ``prefix1``, ... not taken (the file may name ``:v0`` too)."""
+    n = len(taken)
+    while f"{prefix}{n}" in taken:
+        n += 1
+    return f"{prefix}{n}"
 
 
 class _Compiler:
@@ -400,11 +436,19 @@ class _Compiler:
     def update(
         self,
         schema: TableSchema,
-        sets: Mapping[str, Any] | None,
-        adds: Mapping[str, float] | None,
+        given: Action | AccessPattern,
+        expression: _Expression,
         where: str,
-    ) -> tuple[str, _Expression]:
-        expression = _Expression()
+    ) -> str:
+        """The UpdateExpression: the file's own (``update``), or SET and ADD clauses of
+        ``set`` and ``add``."""
+        sets, adds = given.set, given.add
+        if given.update is not None:
+            if sets or adds:
+                raise self.fail(
+                    f"{where}.update", "give the update expression or set and add, not both"
+                )
+            return given.update
         types = self.types(schema)
         clauses: list[str] = []
         if sets:
@@ -427,8 +471,24 @@ class _Compiler:
             ]
             clauses.append("ADD " + ", ".join(parts))
         if not clauses:
-            raise self.fail(where, "an UpdateItem needs set or add")
-        return " ".join(clauses), expression
+            raise self.fail(where, "an update needs set, add or its update expression")
+        return " ".join(clauses)
+
+    def expression(self, given: Action | AccessPattern, where: str) -> _Expression:
+        """The file's own names and values, typed, for the compiler to add its own to."""
+        values = {
+            placeholder: typed_value(value, f"{self.path}{where}.values.{placeholder}")
+            for placeholder, value in (given.values or {}).items()
+        }
+        for member, sigil, mapping in (("values", ":", values), ("names", "#", given.names)):
+            for placeholder in mapping or {}:
+                if not placeholder.startswith(sigil) or len(placeholder) < 2:
+                    raise self.fail(
+                        f"{where}.{member}.{placeholder}",
+                        f"a placeholder in {member} starts with {sigil!r}, as the expressions "
+                        f"name it (e.g. {sigil}{placeholder.lstrip(':#') or 'x'})",
+                    )
+        return _Expression(given.names, values)
 
     def sort(
         self,
@@ -474,10 +534,16 @@ class _Compiler:
         if attributes:
             request["ProjectionExpression"] = ", ".join(expression.name(a) for a in attributes)
 
-    def action(self, action: Action, where: str) -> dict[str, Any]:
+    def action(
+        self, action: Action, where: str, shared: _Expression | None = None
+    ) -> dict[str, Any]:
+        """One action of a transaction; ``shared``: the pattern's own names and values, of
+        which the action takes those its expressions name."""
         schema = self.table(action.table, action.entity, where)
         body: dict[str, Any] = {"TableName": schema.name}
-        expression = _Expression()
+        expression = self.expression(action, where)
+        if action.update is not None and action.operation != "Update":
+            raise self.fail(f"{where}.update", f"a {action.operation} action takes no update")
         if action.operation == "Put":
             if action.entity is None:
                 raise self.fail(f"{where}.entity", "a Put action needs the entity it writes")
@@ -485,13 +551,13 @@ class _Compiler:
         else:
             body["Key"] = self.key(schema, action.key, action.entity, where)
         if action.operation == "Update":
-            body["UpdateExpression"], expression = self.update(
-                schema, action.set, action.add, where
-            )
+            body["UpdateExpression"] = self.update(schema, action, expression, where)
         if action.condition:
             body["ConditionExpression"] = action.condition
         elif action.operation == "ConditionCheck":
             raise self.fail(f"{where}.condition", "a ConditionCheck needs its condition")
+        if shared is not None:
+            expression.share(shared, body)
         return {action.operation: expression.into(body)}
 
 
@@ -505,8 +571,9 @@ def compile_pattern(
     rate: float,
     latency: Any,
 ) -> CompiledPattern:
-    """The executable form of ``pattern`` (the ``position``-th of the design's list)."""
-    where = f"access_patterns[{position}]"
+    """The executable form of ``pattern`` (the ``position``-th of the design's list); errors
+    name it by its id (``access_patterns.purchase.condition``)."""
+    where = f"access_patterns.{pattern.id}"
     compiler = _Compiler("", tables, entities)
     op = pattern.operation
     schema = compiler.table(pattern.table, pattern.entity, where)
@@ -535,11 +602,13 @@ def compile_pattern(
         each=pattern.each,
         count=pattern.count or 1,
     )
-    expression = _Expression()
+    _fields_of(pattern, compiler, where)
+    expression = compiler.expression(pattern, where)
     request: dict[str, Any] = {"TableName": schema.name}
     if pattern.request is not None:
         request = dict(pattern.request)
-        request.setdefault("TableName", schema.name)
+        if op in _SINGLE_TABLE:  # a batch or transaction names its tables inside
+            request.setdefault("TableName", schema.name)
     elif op == "GetItem":
         request["Key"] = compiler.key(schema, pattern.key, pattern.entity, where)
         compiler.projection(request, pattern.projection, expression)
@@ -550,9 +619,7 @@ def compile_pattern(
     elif op in ("UpdateItem", "DeleteItem"):
         request["Key"] = compiler.key(schema, pattern.key, pattern.entity, where)
         if op == "UpdateItem":
-            request["UpdateExpression"], expression = compiler.update(
-                schema, pattern.set, pattern.add, where
-            )
+            request["UpdateExpression"] = compiler.update(schema, pattern, expression, where)
     elif op == "Query":
         owner: TableSchema | IndexSchema = index or schema
         key = pattern.key or {}
@@ -608,7 +675,15 @@ def compile_pattern(
                     f"{op} takes {'Get' if gets else 'Put, Update, Delete or ConditionCheck'}"
                     f" actions (got {action.operation})",
                 )
-            actions.append(compiler.action(action, f"{where}.actions[{i}]"))
+            actions.append(compiler.action(action, f"{where}.actions[{i}]", expression))
+        unused = sorted((set(expression.names) | set(expression.values)) - expression.taken)
+        if unused:
+            member = "names" if unused[0][0] == "#" else "values"
+            raise compiler.fail(
+                f"{where}.{member}.{unused[0]}",
+                f"{unused[0]} is named by no action's expression (each action takes the "
+                "pattern's names and values its own expressions name)",
+            )
         request = {"TransactItems": actions}
     if pattern.request is None and op in _SINGLE_TABLE:
         if pattern.limit is not None and op in ("Query", "Scan"):
@@ -617,6 +692,8 @@ def compile_pattern(
             request["ConsistentRead"] = True
         if pattern.condition:
             request["ConditionExpression"] = pattern.condition
+        if pattern.filter:
+            request["FilterExpression"] = pattern.filter
         expression.into(request)
     if op == "BatchGetItem" and pattern.consistent:
         request["ConsistentRead"] = True
@@ -644,6 +721,37 @@ def compile_pattern(
     if op == "BatchGetItem" and compiled.count > 100:
         raise compiler.fail(f"{where}.count", "a BatchGetItem reads at most 100 keys")
     return compiled
+
+
+_FIELDS_FOR = {
+    "condition": (_CONDITIONED, "a ConditionExpression"),
+    "filter": (frozenset({"Query", "Scan"}), "a FilterExpression"),
+    "update": (frozenset({"UpdateItem"}), "an UpdateExpression"),
+    "set": (frozenset({"UpdateItem"}), "set"),
+    "add": (frozenset({"UpdateItem"}), "add"),
+    "values": (frozenset(_SINGLE_TABLE | {"TransactWriteItems"}), "expression values"),
+    "names": (
+        frozenset(_SINGLE_TABLE | {"TransactWriteItems", "TransactGetItems"}),
+        "expression names",
+    ),
+}
+"""Fields that only some operations take, and what DynamoDB calls them."""
+
+
+def _fields_of(pattern: AccessPattern, compiler: _Compiler, where: str) -> None:
+    """Refuse a field the pattern's operation has no use for (a condition on a Query would be
+    ignored by DynamoDB, and its values then refused as unused)."""
+    for name, (operations, what) in _FIELDS_FOR.items():
+        if getattr(pattern, name) is not None and pattern.operation not in operations:
+            raise compiler.fail(f"{where}.{name}", f"a {pattern.operation} takes no {what}")
+    if pattern.request is not None:
+        given = [n for n in ("values", "names") if getattr(pattern, n) is not None]
+        if given:
+            raise compiler.fail(
+                f"{where}.{given[0]}",
+                "a pattern given as a request carries its ExpressionAttribute"
+                f"{'Values' if given[0] == 'values' else 'Names'} inside the request",
+            )
 
 
 def _placeholder_path(

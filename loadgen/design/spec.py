@@ -52,7 +52,15 @@ Rate = str | float
 Value = str | int | float | bool | dict[str, Any]
 """An attribute's value: a template string (``ORDER#{order}``), a number, a boolean, or a
 mapping: ``{size: 300}`` (a string of 300 bytes), ``{number: "{qty}"}``, ``{number: [1, 99]}``
-(a random integer), ``{type: N, value: "{order}"}``."""
+(a random integer), ``{type: N, value: "{order}"}``, or DynamoDB's own JSON (``{N: "1"}``,
+``{SS: [a, b]}``, ``{L: [...]}``, templates in its strings)."""
+_VALUES = (
+    "Expression attribute values by placeholder, as the expressions name them "
+    "({':one': 1, ':event': 'EVENT#{event}'}): typed as DynamoDB types them (a number is N, "
+    "text S, true/false BOOL; {number: ...}, {type: ..., value: ...} or DynamoDB JSON for "
+    "others), templates drawing from the generators at each execution"
+)
+_NAMES = "Expression attribute names by placeholder ({'#s': status}), for reserved words"
 
 
 class _Strict(BaseModel):
@@ -70,18 +78,27 @@ class Generator(_Strict):
         "sequential, exponential[:P[:F]] (default: the run's --distribution)",
     )
     scramble: bool = Field(False, description="For count: scatter the hot values over 0..N-1")
+    named: dict[str, float] | None = Field(
+        None,
+        description="For count: values pinned to shares of the draws, beside 0..N-1, e.g. "
+        "{taylor: 0.4} (taylor takes 40%, the distribution over count the rest); the starting "
+        "data and each reads them like any other value",
+    )
     choice: dict[str, float] | None = Field(
         None, description="Weighted values, e.g. {pending: 0.7, shipped: 0.25, delivered: 0.05}"
     )
     shard: int | None = Field(None, ge=1, description="A write shard 0..N-1, uniform")
     time: Literal["minute", "hour", "day", "month", "iso", "epoch"] | None = Field(
         None,
-        description="The run's clock: a bucket (minute, hour, day, month), an ISO time or "
-        "epoch seconds",
+        description="The run's clock: a bucket (minute, hour, day, month: one value for the "
+        "whole bucket), iso (UTC to the microsecond, unique per draw: a key naming it never "
+        "names an item twice) or epoch (whole seconds: every draw in a second alike)",
     )
     offset: str | None = Field(None, description="For time: shift the clock, e.g. -24h")
     format: str | None = Field(
-        None, description="For time: a strftime format instead of the bucket's own"
+        None,
+        description="For time: a strftime format instead of the bucket's own (its resolution "
+        "is the format's)",
     )
     sequence: bool | None = Field(None, description="Increasing numbers, new at each draw")
     id: bool | None = Field(None, description="A random 16-hex-digit id, new at each draw")
@@ -104,11 +121,21 @@ class Entity(_Strict):
 
     table: str | None = Field(None, description="Its table (default: the only table)")
     item: dict[str, Value] = Field(description="Attribute name to value, keys included")
-    populate: dict[str, int | Literal["all"]] | None = Field(
+    populate: dict[str, int | Literal["all"]] | int | None = Field(
         None,
         description="Starting data: generator name to how many of its values to write items "
-        "for ('all': its count), e.g. {room: all, message: 50}",
+        "for ('all': its count), e.g. {room: all, message: 50}; or a number of items, each "
+        "placeholder drawn (1: the one item a fixed key names, no generator needed)",
     )
+
+    @property
+    def population(self) -> dict[str, int | Literal["all"]]:
+        """``populate`` as every reader of starting data takes it: generator name to how many
+        of its values; ``populate: N`` is N values of an implicit generator (``_itemsN``)
+        that no template names, so each item draws its own."""
+        if isinstance(self.populate, int):
+            return {f"_items{self.populate}": "all"}
+        return dict(self.populate or {})
 
 
 class Action(_Strict):
@@ -120,7 +147,12 @@ class Action(_Strict):
     key: dict[str, str] | None = None
     set: dict[str, Value] | None = None
     add: dict[str, float] | None = None
+    update: str | None = Field(
+        None, description="Update: the UpdateExpression as DynamoDB reads it, instead of set/add"
+    )
     condition: str | None = Field(None, description="ConditionExpression, as DynamoDB reads it")
+    values: dict[str, Value] | None = Field(None, description=_VALUES)
+    names: dict[str, str] | None = Field(None, description=_NAMES)
 
 
 class AccessPattern(_Strict):
@@ -142,9 +174,23 @@ class AccessPattern(_Strict):
     sort_key: SortCondition | None = Field(None, description="A Query's sort-key condition")
     set: dict[str, Value] | None = Field(None, description="UpdateItem: SET these attributes")
     add: dict[str, float] | None = Field(None, description="UpdateItem: ADD to these numbers")
-    condition: str | None = Field(None, description="ConditionExpression, as DynamoDB reads it")
+    update: str | None = Field(
+        None,
+        description="UpdateItem: the UpdateExpression as DynamoDB reads it, instead of set/add "
+        "(e.g. 'SET remaining = remaining - :one')",
+    )
+    condition: str | None = Field(
+        None,
+        description="ConditionExpression, as DynamoDB reads it: no literals, a value is a "
+        "placeholder given under values (e.g. 'remaining >= :one')",
+    )
+    filter: str | None = Field(None, description="Query, Scan: FilterExpression")
+    values: dict[str, Value] | None = Field(None, description=_VALUES)
+    names: dict[str, str] | None = Field(None, description=_NAMES)
     limit: int | None = Field(None, ge=1)
-    consistent: bool = Field(False, description="Strongly consistent reads")
+    consistent: bool = Field(
+        False, description="Strongly consistent reads (a table or an LSI: a GSI has none)"
+    )
     forward: bool = Field(True, description="Query: ScanIndexForward")
     projection: list[str] | None = Field(None, description="Attributes returned")
     each: str | None = Field(
@@ -164,14 +210,32 @@ class AccessPattern(_Strict):
 
 
 class DesignVariant(_Strict):
-    """A named variant: what it changes, compared on the same patterns and rates."""
+    """A named variant: what it changes, compared on the same patterns and rates. A variant
+    changes only what it gives; everything else is the file's. Merge rules: a table it names
+    (by TableName; the only table when it names none) changes field by field, mappings key by
+    key (WarmThroughput, ProvisionedThroughput, a Projection), AttributeDefinitions and
+    GlobalSecondaryIndexes or LocalSecondaryIndexes entry by entry (by AttributeName,
+    IndexName: an index it names changes, one it adds is added, the others stay), any other
+    field (KeySchema, BillingMode) replaced; a table it does not have is added. A generator
+    it gives is replaced whole. An entity's fields merge key by key, its item attribute by
+    attribute. An access pattern's fields it gives are replaced whole (a new key, a new set).
+    Everywhere, null removes what it names (``ProvisionedThroughput: null``, ``each: null``)."""
 
     description: str = ""
-    tables: list[dict[str, Any]] | None = Field(None, description="Replaces every table")
-    generators: dict[str, Generator] | None = Field(None, description="Replaces these")
-    entities: dict[str, dict[str, Any]] | None = Field(None, description="Merged into these")
+    tables: list[dict[str, Any]] | None = Field(
+        None,
+        description="Tables it changes, each by its TableName: only the fields given change "
+        "(e.g. [{TableName: Tickets, WarmThroughput: {WriteUnitsPerSecond: 6000}}]); a new "
+        "TableName adds a table",
+    )
+    generators: dict[str, Generator] | None = Field(
+        None, description="Generators it replaces whole, or adds"
+    )
+    entities: dict[str, dict[str, Any]] | None = Field(
+        None, description="Entities it changes: fields key by key, the item attribute by attribute"
+    )
     access_patterns: dict[str, dict[str, Any]] | None = Field(
-        None, description="Pattern id to the fields it changes"
+        None, description="Pattern id to the fields it replaces (null: removes the field)"
     )
 
 

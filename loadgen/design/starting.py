@@ -89,11 +89,11 @@ def starting_plans(
     populations: list[tuple[str, str, list[tuple[str, int]]]] = []
     wanted = 0
     for name, entity in design.spec.entities.items():
-        if not entity.populate:
+        if not entity.population:
             continue
         table = entity.table or next(iter(design.schemas))
         sizes = []
-        for generator, how_many in entity.populate.items():
+        for generator, how_many in entity.population.items():
             cardinality = generators[generator].cardinality
             count = cardinality if how_many == "all" else int(how_many)
             if count is None:

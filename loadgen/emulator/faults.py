@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from loadgen.emulator.expressions import expression_error
 from loadgen.emulator.wire import dumps, error_body, internal_error
+from loadgen.model.expressions import expression_error
 
 __all__ = ["backend_raised", "unavailable", "unusable_answer"]
 
@@ -31,7 +31,7 @@ def backend_raised(error: Exception, request: Any) -> tuple[int, bytes]:
     """Status and body for an in-process backend (moto) that raised instead of answering.
 
     Where DynamoDB's answer is clear, that answer: an expression moto could not read is one
-    DynamoDB rejects with a ValidationException (`loadgen.emulator.expressions` names the
+    DynamoDB rejects with a ValidationException (`loadgen.model.expressions` names the
     error). Otherwise DynamoDB's InternalServerError, naming the operation moto lacks, never
     Python's text: the failure is the engine's, not the request's.
     """

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from loadgen.emulator.expressions import first_error, projection_paths
+from loadgen.model.expressions import first_error, projection_paths
 from loadgen.model.schema import TableSchema
 
 __all__ = ["WholeRead", "project", "whole_read"]

@@ -34,9 +34,9 @@ from typing import Any
 
 from botocore.model import ListShape, MapShape, ServiceModel, Shape, StructureShape
 
-from loadgen.emulator.expressions import EXPRESSION_ORDER, first_error
 from loadgen.emulator.wire import CORAL, WireError
 from loadgen.errors import ConfigError
+from loadgen.model.expressions import request_error
 from loadgen.model.itemsize import item_size
 
 __all__ = [
@@ -77,7 +77,6 @@ _TABLE_NAME_MESSAGE = (
     "Invalid table/index name.  Table/index names must be between 3 and 255 characters long, "
     "and may contain only the characters a-z, A-Z, 0-9, '_', '-', and '.'"
 )
-_PLACEHOLDER = re.compile(r"([#:])([A-Za-z0-9_]+)")
 # Structures of which a request sets exactly one member (the model does not say so).
 _ONE_OF = {
     "TransactWriteItem": frozenset({"ConditionCheck", "Put", "Delete", "Update"}),
@@ -312,71 +311,13 @@ def _one_of(shape: str, value: Mapping[str, Any]) -> None:
 
 
 def _placeholders(request: Mapping[str, Any]) -> None:
-    """Every ``#name`` and ``:value`` of a request's expressions defined, and every one used.
-
-    DynamoDB parses each expression before it looks at placeholders, so a request whose
-    placeholders do not add up is read again in DynamoDB's order (`expressions.first_error`)
-    to answer with the first error DynamoDB names, a syntax error perhaps.
-    """
-    expressions = {
-        kind: text for kind in EXPRESSION_ORDER if isinstance(text := request.get(kind), str)
-    }
-    for kind, text in expressions.items():
-        if not text:
-            raise WireError(400, VALIDATION, f"Invalid {kind}: The expression can not be empty;")
-    values = request.get("ExpressionAttributeValues")
-    for member in ("ExpressionAttributeNames", "ExpressionAttributeValues"):
-        if expressions and request.get(member) == {}:
-            raise WireError(400, VALIDATION, f"{member} must not be empty")
-    try:
-        _placeholders_used(request, expressions)
-    except WireError as placeholder_error:
-        names = request.get("ExpressionAttributeNames")
-        defined = (
-            set(names) if isinstance(names, dict) else set(),
-            set(values) if isinstance(values, dict) else set(),
-        )
-        for kind, text in expressions.items():
-            try:
-                message = first_error(kind, text, *defined)
-            except Exception:  # a reader's slip must not cost more than the message
-                message = None
-            if message is not None:
-                raise WireError(400, VALIDATION, message) from None
-        raise placeholder_error
-
-
-def _placeholders_used(request: Mapping[str, Any], expressions: Mapping[str, str]) -> None:
-    used: dict[str, set[str]] = {"#": set(), ":": set()}
-    for text in expressions.values():
-        for sigil, token in _PLACEHOLDER.findall(text):
-            used[sigil].add(sigil + token)
-    for sigil, member, what in (
-        ("#", "ExpressionAttributeNames", "name used in the document path"),
-        (":", "ExpressionAttributeValues", "value used in expression"),
-    ):
-        given = request.get(member)
-        defined = set(given) if isinstance(given, dict) else set()
-        for kind, text in expressions.items():
-            for token_sigil, token in _PLACEHOLDER.findall(text):
-                if token_sigil == sigil and sigil + token not in defined:
-                    raise WireError(
-                        400,
-                        VALIDATION,
-                        f"Invalid {kind}: An expression attribute {what} is not defined; "
-                        f"attribute {'name' if sigil == '#' else 'value'}: {sigil}{token}",
-                    )
-        if given is not None and not expressions:
-            raise WireError(
-                400, VALIDATION, f"{member} can only be specified when using expressions"
-            )
-        unused = sorted(defined - used[sigil])
-        if unused:
-            raise WireError(
-                400,
-                VALIDATION,
-                f"Value provided in {member} unused in expressions: keys: {{{', '.join(unused)}}}",
-            )
+    """A request's expressions as DynamoDB reads them before anything else: placeholders
+    defined and used, names not empty, expressions within DynamoDB's limits
+    (`loadgen.model.expressions.request_error`). Expressions are parsed only where a cheap look
+    finds something wrong: a valid request is not parsed here."""
+    message = request_error(request, parse=False)
+    if message is not None:
+        raise WireError(400, VALIDATION, message)
 
 
 def _join(path: str, name: str) -> str:

@@ -164,6 +164,8 @@ def run_simulate(
         warm_read_units=args.warm_reads,
         scale=args.scale,
     )
+    for note in design.notes:  # what check and run state too (an index nothing writes)
+        print(f"Design: {note}", file=sys.stderr, flush=True)
     result = simulate(design, profile, settings)
     print("\n".join(timeline_lines(result, every)), flush=True)
     results = build_results(result)

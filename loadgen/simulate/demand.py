@@ -49,7 +49,15 @@ from loadgen.model.hashing import HASH_SPACE, partition_hash
 from loadgen.model.index_writes import index_writes
 from loadgen.model.update_expression import apply_update
 
-__all__ = ["EXACT_KEYS", "KeyProfile", "Lane", "PatternDemand", "pattern_demands"]
+__all__ = [
+    "EXACT_KEYS",
+    "KeyProfile",
+    "Lane",
+    "LargestRequest",
+    "PatternDemand",
+    "largest_request",
+    "pattern_demands",
+]
 
 EXACT_KEYS = 1 << 20
 """Key values a lane lists one by one; colder ones are folded into an even spread."""
@@ -278,7 +286,7 @@ def _per_key_items(design: Design, generators: Mapping[str, ValueGenerator]) -> 
     most = 1
     for entity in design.spec.entities.values():
         inner = 1
-        for name, count in list((entity.populate or {}).items())[1:]:
+        for name, count in list(entity.population.items())[1:]:
             cardinality = generators[name].cardinality or 1
             inner *= cardinality if count == "all" else min(int(count), cardinality)
         most = max(most, inner)
@@ -483,6 +491,46 @@ def pattern_demands(
     return demands
 
 
+@dataclass(frozen=True)
+class LargestRequest:
+    """The most write units one request of a design takes on one partition-key value."""
+
+    units: float
+    """Write units at AWS scale (a transaction's doubled, its actions on one key added)."""
+    pattern: str
+    where: str
+    """The table or ``table/index`` the units land on."""
+
+
+def largest_request(
+    design: Design, generators: Mapping[str, ValueGenerator] | None = None
+) -> LargestRequest | None:
+    """The request of ``design`` that takes the most write units on one key (of a table or an
+    index) in one go, priced by the model as the simulation prices it (the items it writes,
+    the stored items it overwrites), over `PROBES` executions of each pattern; None for a
+    design that writes nothing. ``loadgen run --scale auto`` keeps it under a tenth of a
+    partition's scaled second (`loadgen.emulator.engines.auto_scale`)."""
+    generators = generators or design.generators()
+    compiled = design.compile(generators)
+    query_items = _per_key_items(design, generators)
+    largest: LargestRequest | None = None
+    for spec in design.patterns:
+        for _ in range(PROBES):
+            draws = Draws(generators)
+            store = _Store(design, draws, query_items)
+            for call in compiled[spec.id].calls(draws):
+                on_key: dict[tuple[str, str | None, str], float] = {}
+                for charge in _cost(call, store, design):
+                    if charge.kind == "write" and charge.key is not None:
+                        slot = (charge.table, charge.index, str(charge.key))
+                        on_key[slot] = on_key.get(slot, 0.0) + charge.units
+                for (table, index, _key), units in on_key.items():
+                    if largest is None or units > largest.units:
+                        where = table if index is None else f"{table}/{index}"
+                        largest = LargestRequest(units, spec.id, where)
+    return largest
+
+
 def _growth(
     pattern: Any,
     generators: Mapping[str, ValueGenerator],
@@ -542,10 +590,10 @@ def _values(generator: ValueGenerator, fixed: bool) -> tuple[list[str], np.ndarr
         values = generator.values() or []
         return values, np.ones(len(values)), 0.0
     if isinstance(generator, KeySpace):
-        n = min(generator.count, EXACT_KEYS)
-        values = list(enumerate_values(generator, n))
-        probability = generator.distribution.probability
-        weights = np.fromiter((probability(int(v)) for v in values), np.float64, len(values))
+        n = min(generator.cardinality or 0, EXACT_KEYS)
+        values = list(enumerate_values(generator, n))  # named values among them, by share
+        probability = generator.probability
+        weights = np.fromiter((probability(v) or 0.0 for v in values), np.float64, len(values))
         return values, weights, max(0.0, 1.0 - float(weights.sum()))
     if isinstance(generator, Choice | Shard):
         values = generator.values() or []

@@ -6,10 +6,13 @@
 Items come from a workload's key design (its ``prefill_item``: the n-th item a table of that
 design holds) or from a trace's keys and sizes (each recorded key at its largest recorded
 size, then copies ``key~1``, ``key~2``, ... as ``loadgen replay --key-scale`` names them).
-They are written with aioboto3: ``--concurrency`` BatchWriteItem calls of 25 items in flight,
-UnprocessedItems and throttled calls retried with full-jitter exponential backoff, no SDK
-retries (so every throttle is counted), a progress line and a summary: items/s, write units
-consumed and throttles.
+They are written with aioboto3: up to ``--concurrency`` BatchWriteItem calls of 25 items in
+flight, paced to what the table takes: a throttled call or unprocessed items halve the calls
+in flight, calls that go through add them back one at a time (`Pace`), and the batch waits
+with full-jitter exponential backoff before it is sent again, holding its place, so the
+whole prefill backs off. No SDK retries (every throttle is counted); a batch gives up only
+after 12 attempts in a row that wrote none of it. A progress line and a summary: items/s,
+write units consumed and throttles.
 
 A table is created only where ``loadgen run`` would create one (a local endpoint, or
 ``--aws --create-table``), and a table that holds items is refused unless
@@ -20,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import os
 import random
 import sys
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,8 +41,10 @@ from loadgen.targets import local as targets
 
 __all__ = [
     "BATCH",
+    "Pace",
     "PrefillPlan",
     "PrefillSummary",
+    "fill",
     "plan_for_trace",
     "plan_for_workload",
     "prefill",
@@ -51,7 +58,7 @@ STARTING_DATA_HEADER = "X-Partition-Heat-Starting-Data"
 BATCH = 25
 """Items per BatchWriteItem, DynamoDB's most."""
 MAX_ATTEMPTS = 12
-"""Attempts per batch before prefill gives up on the target."""
+"""Attempts in a row that write nothing of a batch before prefill gives up on the target."""
 BACKOFF_BASE_S = 0.05
 BACKOFF_CAP_S = 5.0
 _THROTTLES = frozenset(
@@ -73,6 +80,9 @@ class PrefillSummary:
     unprocessed: int = 0
     """Items returned unprocessed (throttled within a batch), retried."""
     bytes: int = 0
+    paced_to: int | None = None
+    """The fewest calls the prefill was paced down to in flight (None: not yet written)."""
+    concurrency: int | None = None
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -86,6 +96,13 @@ class PrefillSummary:
             f"{self.write_units:,.0f} write units consumed "
             f"({self.write_units / max(self.seconds, 1e-9):,.0f}/s), "
             f"{self.throttled_calls} throttled calls, {self.unprocessed} unprocessed items retried"
+            + (
+                f"; paced down to {self.paced_to} of {self.concurrency} calls in flight"
+                if self.paced_to is not None
+                and self.concurrency is not None
+                and self.paced_to < self.concurrency
+                else ""
+            )
         )
 
 
@@ -170,6 +187,50 @@ def plan_for_trace(path: str, count: int, *, table: str | None) -> PrefillPlan:
 # --- writing ------------------------------------------------------------------------------
 
 
+class Pace:
+    """How many BatchWriteItem calls may be in flight: halved when the table throttles, one
+    more per window of calls it served (additive increase, multiplicative decrease, as TCP
+    paces a link), from 1 to ``most``.
+
+    A throttle halves the window once for the calls sent before it: those in flight were sent
+    at the old pace, and their throttles say nothing new.
+    """
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.limit = float(most)
+        self.lowest = float(most)
+        """The smallest window the prefill was paced to (for the summary)."""
+        self.in_flight = 0
+        self._changed = asyncio.Condition()
+        self._cut_at = 0.0
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[float]:
+        """A place in flight, for one batch's attempts and its waits between them; yields
+        when it was taken."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.in_flight < max(1, int(self.limit)))
+            self.in_flight += 1
+        try:
+            yield time.monotonic()
+        finally:
+            async with self._changed:
+                self.in_flight -= 1
+                self._changed.notify_all()
+
+    def throttled(self, sent_at: float) -> None:
+        """A call sent at ``sent_at`` was throttled (or left items unprocessed)."""
+        if sent_at > self._cut_at:
+            self.limit = max(1.0, self.limit / 2)
+            self.lowest = min(self.lowest, self.limit)
+            self._cut_at = time.monotonic()
+
+    def served(self) -> None:
+        """A call wrote all it carried."""
+        self.limit = min(float(self.most), self.limit + 1.0 / self.limit)
+
+
 def prefill(
     plan: PrefillPlan,
     *,
@@ -211,7 +272,6 @@ async def _prefill(
     from aiobotocore.config import AioConfig
 
     summary = PrefillSummary()
-    numbers = iter(range(plan.count))
     rng = random.Random(seed)
     config = AioConfig(
         retries={"mode": "standard", "total_max_attempts": 1},  # we retry, and count
@@ -236,16 +296,9 @@ async def _prefill(
 
             db.meta.events.register("before-sign.dynamodb.BatchWriteItem", mark)
 
-        async def worker() -> None:
-            while True:
-                batch = [plan.item(n) for n in itertools.islice(numbers, BATCH)]
-                if not batch:
-                    return
-                await _write(db, plan.table, batch, summary, rng)
-
         reporter = asyncio.create_task(_progress(plan, summary)) if progress else None
         try:
-            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            await fill(db, plan, summary, concurrency=concurrency, rng=rng)
         finally:
             if reporter is not None:
                 reporter.cancel()
@@ -255,15 +308,52 @@ async def _prefill(
     return summary
 
 
-async def _write(
-    db: Any, table: str, batch: list[dict[str, Any]], summary: PrefillSummary, rng: random.Random
+async def fill(
+    db: Any,
+    plan: PrefillPlan,
+    summary: PrefillSummary,
+    *,
+    concurrency: int,
+    rng: random.Random,
 ) -> None:
+    """Write every item of ``plan`` through ``db`` (an aiobotocore DynamoDB client, or
+    anything with its ``batch_write_item``), paced to what the table takes (`Pace`)."""
+    numbers = iter(range(plan.count))
+    pace = Pace(concurrency)
+
+    async def worker() -> None:
+        while True:
+            batch = [plan.item(n) for n in itertools.islice(numbers, BATCH)]
+            if not batch:
+                return
+            async with pace.slot():
+                await _write(db, plan.table, batch, summary, rng, pace)
+
+    summary.concurrency = concurrency
+    try:
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+    finally:
+        summary.paced_to = int(pace.lowest)
+
+
+async def _write(
+    db: Any,
+    table: str,
+    batch: list[dict[str, Any]],
+    summary: PrefillSummary,
+    rng: random.Random,
+    pace: Pace,
+) -> None:
+    """Write one batch, its unprocessed items again until none is left; the caller holds its
+    place in flight (`Pace.slot`) for the waits too."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     pending: dict[str, list[Any]] = {table: [{"PutRequest": {"Item": item}} for item in batch]}
-    for attempt in range(MAX_ATTEMPTS):
+    attempt = 0  # attempts in a row that wrote none of the batch
+    while attempt < MAX_ATTEMPTS:
         sent = sum(len(v) for v in pending.values())
         summary.calls += 1
+        sent_at = time.monotonic()
         try:
             answer = await db.batch_write_item(RequestItems=pending, ReturnConsumedCapacity="TOTAL")
         except ClientError as exc:
@@ -274,7 +364,9 @@ async def _write(
                     f"{error.get('Message')}"
                 ) from None
             summary.throttled_calls += 1
+            pace.throttled(sent_at)
             await asyncio.sleep(_backoff(attempt, rng))
+            attempt += 1
             continue
         except BotoCoreError as exc:
             raise TargetError(f"BatchWriteItem on {table!r} failed: {exc}") from None
@@ -292,12 +384,16 @@ async def _write(
         else:
             summary.write_units += sum(write_units(size) for size in sizes)
         if not unprocessed:
+            pace.served()
             return
+        pace.throttled(sent_at)
+        attempt = 0 if unprocessed < sent else attempt + 1
         pending = left
         await asyncio.sleep(_backoff(attempt, rng))
     raise TargetError(
-        f"BatchWriteItem on {table!r} left items unprocessed after {MAX_ATTEMPTS} attempts "
-        "(the table is throttling: raise its capacity or lower --concurrency)"
+        f"BatchWriteItem on {table!r} wrote none of a batch in {MAX_ATTEMPTS} attempts in a "
+        f"row, paced down to {pace.limit:g} call(s) in flight (the table is throttling: raise "
+        "its capacity)"
     )
 
 

@@ -122,31 +122,31 @@ def _broken(change: Any) -> dict[str, Any]:
 BAD = {
     "unknown field": (
         lambda d: d["access_patterns"][0].update(limt=3),
-        "access_patterns[0]: unknown field 'limt' (known: id, description, operation",
+        "access_patterns.get: unknown field 'limt' (known: id, description, operation",
     ),
     "bad placeholder": (
         lambda d: d["access_patterns"][0]["key"].update(pk="USER#{user"),
-        "access_patterns[0].key.pk: bad template 'USER#{user'",
+        "access_patterns.get.key.pk: bad template 'USER#{user'",
     ),
     "unknown generator": (
         lambda d: d["access_patterns"][0]["key"].update(pk="USER#{usr}"),
-        "access_patterns[0].key.pk: unknown generator 'usr' (known: day, status, user)",
+        "access_patterns.get.key.pk: unknown generator 'usr' (known: day, status, user)",
     ),
     "unknown table": (
         lambda d: d["access_patterns"][0].update(table="users"),
-        "access_patterns[0].table: unknown table 'users' (known: t)",
+        "access_patterns.get.table: unknown table 'users' (known: t)",
     ),
     "unknown index": (
         lambda d: d["access_patterns"][1].update(index="GSI9"),
-        "access_patterns[1].index: table 't' has no index 'GSI9' (its indexes: byg)",
+        "access_patterns.by-g.index: table 't' has no index 'GSI9' (its indexes: byg)",
     ),
     "rate": (
         lambda d: d["access_patterns"][0].update(rate="lots/s"),
-        "access_patterns[0].rate: 'lots/s' is not a rate",
+        "access_patterns.get.rate: 'lots/s' is not a rate",
     ),
     "missing key attribute": (
         lambda d: d["access_patterns"][0]["key"].pop("sk"),
-        "access_patterns[0].key: missing key attribute 'sk' of table 't' (its key: pk, sk)",
+        "access_patterns.get.key: missing key attribute 'sk' of table 't' (its key: pk, sk)",
     ),
 }
 
@@ -247,7 +247,10 @@ def test_loadgen_check_exits_1_on_a_predicted_hot_key_only(
 def test_aws_data_model_patterns_take_their_requests_from_the_cli_commands() -> None:
     design = load_design(str(EXAMPLES / "dynamodb_data_model.json"))
     assert [p.id for p in design.patterns] == ["1", "2", "3", "4", "5", "6"]
-    assert any("pattern 7) not taken: Full-text search" in note for note in design.notes)
+    assert any(
+        "pattern 7 (Full-text search over messages) not taken: Full-text" in note
+        for note in design.notes
+    )
     generators = design.generators()
     (call,) = design.compile(generators)["5"].calls(Draws(generators))
     assert (call.operation, call.index, call.pk) == ("Query", "StatusIndex", "online")

@@ -267,6 +267,66 @@ def test_expressions_read_in_dynamodb_s_order(endpoints: tuple[str, str]) -> Non
         assert send(emulator, operation, body) == theirs
 
 
+DEEP = ".".join(["a"] * 33)  # a document path of 33 levels: one past DynamoDB's 32
+HUGE = "[99999999999999]"  # a list position no Java int holds
+LIMITS = [
+    # An attribute name given empty through ExpressionAttributeNames: refused before any
+    # expression is read, whether used or not.
+    ("GetItem", {"ProjectionExpression": "#a", "ExpressionAttributeNames": {"#a": ""}}),
+    (
+        "GetItem",
+        {"ProjectionExpression": "#a.#b", "ExpressionAttributeNames": {"#a": "y", "#b": ""}},
+    ),
+    ("GetItem", {"ProjectionExpression": "b", "ExpressionAttributeNames": {"#a": ""}}),
+    ("GetItem", {"ProjectionExpression": "a" * 4097, "ExpressionAttributeNames": {"#a": ""}}),
+    # An expression longer than 4,096 characters, before its syntax and its placeholders.
+    ("GetItem", {"ProjectionExpression": "a" * 4097}),
+    ("GetItem", {"ProjectionExpression": ", ".join(f"attribute{i}" for i in range(400))}),
+    ("GetItem", {"ProjectionExpression": "a" * 4090 + ",,,,,,,"}),
+    ("GetItem", {"ProjectionExpression": "a" * 4097, "ExpressionAttributeNames": {"#b": "x"}}),
+    update("SET a = :v", "a" * 4090 + " = :v", ExpressionAttributeValues=ONE),
+    # A list position too large to be an integer: after the syntax, in path order with
+    # reserved words, before a clause given twice, overlaps and undefined placeholders.
+    ("GetItem", {"ProjectionExpression": f"a{HUGE}"}),
+    ("GetItem", {"ProjectionExpression": "a[2147483648].b"}),
+    ("GetItem", {"ProjectionExpression": f"a{HUGE}, #x"}),
+    ("GetItem", {"ProjectionExpression": f"a{HUGE}" + "[0]" * 40}),
+    ("GetItem", {"ProjectionExpression": f"a{HUGE}, a{HUGE}"}),
+    ("GetItem", {"ProjectionExpression": f"name{HUGE}"}),
+    update(f"SET a{HUGE} = :v SET b = :v", ExpressionAttributeValues=ONE),
+    update("SET a = :v", f"b = :x AND a{HUGE} = :v", ExpressionAttributeValues=ONE),
+    # A path nested past 32 levels: after undefined placeholders, operand by operand.
+    ("GetItem", {"ProjectionExpression": DEEP}),
+    ("GetItem", {"ProjectionExpression": "a" + "[0]" * 32}),
+    ("GetItem", {"ProjectionExpression": DEEP + "[0]", "ExpressionAttributeNames": {"#b": "x"}}),
+    ("GetItem", {"ProjectionExpression": f"{DEEP}, #x"}),
+    ("GetItem", {"ProjectionExpression": f"{DEEP}.name"}),
+    update("SET a = :v", f"contains({DEEP}, :v, :v)", ExpressionAttributeValues=ONE),
+    update("SET a = :v", f"attribute_exists(:v) AND {DEEP} = :v", ExpressionAttributeValues=ONE),
+    update(
+        "SET a = :v",
+        f"{DEEP} = :v AND a IN ({', '.join([':v'] * 101)})",
+        ExpressionAttributeValues=ONE,
+    ),
+    update(f"SET {DEEP} = :v", ExpressionAttributeValues=ONE),
+]
+
+
+@pytest.mark.parametrize("request_", LIMITS, ids=lambda r: json.dumps(r[1])[:60])
+def test_expressions_past_dynamodb_s_limits_answered_as_dynamodb_local_does(
+    endpoints: tuple[str, str], request_: tuple[str, dict[str, Any]]
+) -> None:
+    """Empty names, expressions over 4 KB, list positions past an int and paths deeper than 32
+    levels: each refused (the emulator used to read a projection of them itself and answer
+    200), in DynamoDB's order among the other checks."""
+    direct, emulator = endpoints
+    operation, members = request_
+    body = {"TableName": TABLE, "Key": KEY, **members}
+    theirs = send(direct, operation, body)
+    assert theirs[0] == 400, theirs
+    assert send(emulator, operation, body) == theirs
+
+
 @pytest.mark.parametrize("padding", [2_000, 17_000, 40_000])
 def test_large_headers_answered_as_dynamodb_local_does(
     endpoints: tuple[str, str], padding: int

@@ -8,9 +8,10 @@ the functions' operands. Only when every expression has passed does it look for 
 defined and never used. `first_error` follows that order, so a request that breaks several rules
 gets the answer DynamoDB gives (``a IN ()`` is a syntax error even when ``:v`` goes unused).
 
-It is not on the hot path: `loadgen.emulator.validation` calls it only for a request whose
-placeholders do not add up (so the request is rejected either way) to learn which error
-DynamoDB names first.
+One parser for the package: the emulator answers with it (`loadgen.emulator.validation` calls
+it only for a request whose placeholders do not add up, or that a cheap look finds past a limit,
+so it stays off the hot path) and a design file's expressions are checked by it before anything
+runs (`loadgen.design.expressions`).
 
     >>> first_error("ConditionExpression", "a IN ()", set(), set())
     'Invalid ConditionExpression: Syntax error; token: ")", near: "()"'
@@ -18,18 +19,26 @@ DynamoDB names first.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 __all__ = [
     "EXPRESSION_ORDER",
+    "MAX_EXPRESSION_LENGTH",
+    "MAX_LIST_INDEX",
+    "MAX_PATH_DEPTH",
     "expression_error",
     "first_error",
+    "names_error",
     "projection_paths",
+    "request_error",
     "reserved_words",
+    "update_paths",
 ]
 
 EXPRESSION_ORDER = (
@@ -47,6 +56,8 @@ _TOKEN = re.compile(
     r"|(?P<number>0|[1-9][0-9]*)|(?P<op><>|<=|>=|[=<>(),.\[\]+-])|(?P<other>.)",
     re.DOTALL,
 )
+_PLACEHOLDER = re.compile(r"([#:])([A-Za-z0-9_]+)")
+_LONG_INDEX = re.compile(r"\[\s*[0-9]{10,}")
 _KEYWORDS = frozenset({"AND", "OR", "NOT", "BETWEEN", "IN", "SET", "REMOVE", "ADD", "DELETE"})
 _COMPARATORS = frozenset({"=", "<>", "<", "<=", ">", ">="})
 # Functions and how many operands each takes.
@@ -62,14 +73,31 @@ _UPDATE_FUNCTIONS = {"if_not_exists": 2, "list_append": 2}
 _PATH_FUNCTIONS = frozenset({"attribute_exists", "attribute_not_exists", "attribute_type"})
 _BOOLEAN_FUNCTIONS = frozenset({"begins_with", "contains"})
 _MAX_IN_OPERANDS = 100
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+# (Expression parameters), worded and counted as DynamoDB Local answers them (2026-11-28):
+MAX_EXPRESSION_LENGTH = 4096
+"""Characters of one expression (not bytes: 2,049 two-byte characters are read, and refused
+only for what they say)."""
+MAX_LIST_INDEX = 2**31 - 1
+"""Largest list position a document path may name (Java's int)."""
+MAX_PATH_DEPTH = 32
+"""Elements of one document path, names and list positions alike (``a.b[0]`` is three)."""
 
 
 @cache
 def reserved_words() -> frozenset[str]:
-    """DynamoDB's reserved words, upper case (moto ships AWS's list)."""
-    from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
+    """DynamoDB's reserved words, upper case (moto ships AWS's list).
 
-    return frozenset(word.upper() for word in ReservedKeywords.get_reserved_keywords())
+    Read from moto's data file without importing moto: importing it imports ``ssl``, and a
+    design is read (its expressions checked) before a run imports Locust, which must patch
+    ``ssl`` first.
+    """
+    spec = importlib.util.find_spec("moto")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("moto is not installed: its list of DynamoDB's reserved words is read")
+    listed = Path(next(iter(spec.submodule_search_locations)))
+    text = (listed / "dynamodb" / "parsing" / "reserved_keywords.txt").read_text("utf-8")
+    return frozenset(word.upper() for word in text.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +148,11 @@ class _Parser:
         self.functions: list[_Node] = []
         self.paths: list[_Node] = []
         self.placeholders: list[str] = []
+        self.done: list[_Node] = []
+        """Paths, functions and IN lists as each is complete: the order DynamoDB checks their
+        operands in (an operand before what takes it, left before right)."""
+        self.repeated: str | None = None
+        """The first clause an update expression gives twice."""
 
     # --- tokens ---------------------------------------------------------------------------
 
@@ -186,6 +219,7 @@ class _Parser:
                 raise self.syntax_error()
         node = _Node("path", path=tuple(elements))
         self.paths.append(node)
+        self.done.append(node)
         return node
 
     def operand(self, *, group: bool = True) -> _Node:
@@ -214,6 +248,7 @@ class _Parser:
             node.children.append(self.operand())
         self.expect_op(")")
         self.functions.append(node)
+        self.done.append(node)
         return node
 
     # --- conditions -----------------------------------------------------------------------
@@ -257,7 +292,13 @@ class _Parser:
 
     def condition_or_operand(self) -> _Node:
         """What stands in parentheses: an operand, a function, or a whole condition."""
-        saved = (self.at, len(self.functions), len(self.paths), len(self.placeholders))
+        saved = (
+            self.at,
+            len(self.functions),
+            len(self.paths),
+            len(self.placeholders),
+            len(self.done),
+        )
         try:
             node = self.predicate(in_group=True)
             if self.is_op(")"):
@@ -266,6 +307,7 @@ class _Parser:
             pass
         self.at = saved[0]  # a whole condition after all: read it again as one
         del self.functions[saved[1] :], self.paths[saved[2] :], self.placeholders[saved[3] :]
+        del self.done[saved[4] :]
         return self.condition()
 
     def is_comparison(self) -> bool:
@@ -290,6 +332,7 @@ class _Parser:
                 self.take()
                 node.children.append(self.operand())
             self.expect_op(")")
+            self.done.append(node)
             return node
         self.take()
         return _Node("compare", children=[left, self.operand()])
@@ -304,10 +347,8 @@ class _Parser:
             raise self.syntax_error()
         while self.is_keyword("SET", "REMOVE", "ADD", "DELETE"):
             clause = self.take().text.upper()
-            if clause in seen:
-                raise _Error(
-                    f'The "{clause}" section can only be used once in an update expression;'
-                )
+            if clause in seen and self.repeated is None:
+                self.repeated = clause  # refused after the paths' own checks, as DynamoDB does
             seen.add(clause)
             while True:
                 path = self.path()
@@ -358,6 +399,23 @@ def first_error(
     return None
 
 
+def names_error(names: Mapping[str, Any]) -> str | None:
+    """DynamoDB's complaint about a request's ``ExpressionAttributeNames`` themselves, which it
+    makes before it reads an expression: an empty attribute name (the first, in the order
+    given), or None.
+
+        >>> names_error({"#a": "ok", "#b": ""})
+        'ExpressionAttributeNames contains invalid value: Empty attribute name for key #b'
+    """
+    for key, name in names.items():
+        if name == "":
+            return (
+                f"ExpressionAttributeNames contains invalid value: Empty attribute name for key "
+                f"{key}"
+            )
+    return None
+
+
 def expression_error(request: Mapping[str, Any]) -> str | None:
     """The first error DynamoDB reports in any expression of ``request`` (those of a
     transaction's actions too), or None."""
@@ -381,6 +439,106 @@ def expression_error(request: Mapping[str, Any]) -> str | None:
     return None
 
 
+def request_error(request: Mapping[str, Any], *, parse: bool = True) -> str | None:
+    """DynamoDB's first complaint about the expressions of one request (or one action of a
+    transaction), or None: an empty expression or placeholder map, an empty attribute name,
+    then each expression in `EXPRESSION_ORDER` (`first_error`), then placeholders defined and
+    not used, or given with no expression.
+
+    With ``parse`` False, expressions are parsed only where placeholders do not add up or an
+    expression may be past a limit (its length, a list position, a path's depth): a valid
+    request then costs a few regular-expression scans, not a parse (the emulator's hot path).
+    """
+    expressions = {
+        kind: text for kind in EXPRESSION_ORDER if isinstance(text := request.get(kind), str)
+    }
+    for kind, text in expressions.items():
+        if not text:
+            return f"Invalid {kind}: The expression can not be empty;"
+    names, values = (
+        request.get("ExpressionAttributeNames"),
+        request.get("ExpressionAttributeValues"),
+    )
+    for member, given in (
+        ("ExpressionAttributeNames", names),
+        ("ExpressionAttributeValues", values),
+    ):
+        if expressions and given == {}:
+            return f"{member} must not be empty"
+    if expressions and isinstance(names, dict):
+        message = names_error(names)
+        if message is not None:
+            return message
+    wrong = _placeholders_error(request, expressions)
+    if wrong is None and not parse and not any(map(_may_be_past_a_limit, expressions.values())):
+        return None
+    defined = (
+        set(names) if isinstance(names, dict) else set(),
+        set(values) if isinstance(values, dict) else set(),
+    )
+    for kind, text in expressions.items():
+        try:
+            message = first_error(kind, text, *defined)
+        except RecursionError:  # parentheses nested thousands deep: no clear answer
+            message = None
+        if message is not None:
+            return message
+    return wrong
+
+
+def update_paths(text: str) -> list[tuple[str, tuple[str | int, ...]]]:
+    """An UpdateExpression's clauses and the document path each changes (``#name``
+    placeholders as written). Call it on an expression `first_error` has passed.
+
+        >>> update_paths("SET a.b = :v, #c = :w REMOVE d[1]")
+        [('SET', ('a', 'b')), ('SET', ('#c',)), ('REMOVE', ('d', 1))]
+    """
+    return [
+        (clause, tuple(int(e[1:-1]) if e.startswith("[") else e for e in path.path))
+        for clause, path in _Parser("UpdateExpression", text).update()
+    ]
+
+
+def _may_be_past_a_limit(text: str) -> bool:
+    """Whether an expression may be too long, name a list position too large or a path too
+    deep: what `first_error` must then read."""
+    return (
+        len(text) > MAX_EXPRESSION_LENGTH
+        or text.count(".") + text.count("[") >= MAX_PATH_DEPTH
+        or _LONG_INDEX.search(text) is not None
+    )
+
+
+def _placeholders_error(request: Mapping[str, Any], expressions: Mapping[str, str]) -> str | None:
+    """Every ``#name`` and ``:value`` of the expressions defined, every one defined used, and
+    none given without an expression; read from the text alone."""
+    used: dict[str, set[str]] = {"#": set(), ":": set()}
+    for text in expressions.values():
+        for sigil, token in _PLACEHOLDER.findall(text):
+            used[sigil].add(sigil + token)
+    for sigil, member, what in (
+        ("#", "ExpressionAttributeNames", "name used in the document path"),
+        (":", "ExpressionAttributeValues", "value used in expression"),
+    ):
+        given = request.get(member)
+        defined = set(given) if isinstance(given, dict) else set()
+        for kind, text in expressions.items():
+            for token_sigil, token in _PLACEHOLDER.findall(text):
+                if token_sigil == sigil and sigil + token not in defined:
+                    return (
+                        f"Invalid {kind}: An expression attribute {what} is not defined; "
+                        f"attribute {'name' if sigil == '#' else 'value'}: {sigil}{token}"
+                    )
+        if given is not None and not expressions:
+            return f"{member} can only be specified when using expressions"
+        unused = sorted(defined - used[sigil])
+        if unused:
+            return (
+                f"Value provided in {member} unused in expressions: keys: {{{', '.join(unused)}}}"
+            )
+    return None
+
+
 def projection_paths(text: str) -> list[tuple[str | int, ...]]:
     """A ProjectionExpression's document paths: names (``#name`` placeholders as written) and
     list positions. Call it on an expression `first_error` has passed.
@@ -398,17 +556,23 @@ def projection_paths(text: str) -> list[tuple[str | int, ...]]:
 
 
 def _check(kind: str, text: str, names: Collection[str], values: Collection[str]) -> None:
+    """DynamoDB's checks of one expression, in its order (each step measured against DynamoDB
+    Local: the size, the syntax, where functions stand and their names, parentheses, each path
+    element in turn (a reserved word, a list position out of range), a clause given twice,
+    overlapping paths, undefined placeholders, then operand by operand (a path nested too deep,
+    a function's operands, an IN list's length))."""
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise _Error("Expression size has exceeded the maximum allowed size;")
     parser = _Parser(kind, text)
+    overlapping: list[_Node] = []
     if kind == "UpdateExpression":
-        actions = parser.update()
-        _overlaps([path for _, path in actions])
+        overlapping = [path for _, path in parser.update()]
     elif kind == "ProjectionExpression":
-        paths = [parser.path()]
+        overlapping = [parser.path()]
         while parser.is_op(","):
             parser.take()
-            paths.append(parser.path())
+            overlapping.append(parser.path())
         parser.end()
-        _overlaps(paths)
     else:
         root = parser.condition()
         parser.end()
@@ -417,11 +581,20 @@ def _check(kind: str, text: str, names: Collection[str], values: Collection[str]
     _parentheses(parser)
     for path in parser.paths:
         for element in path.path:
+            if element[0] == "[":
+                if int(element[1:-1]) > MAX_LIST_INDEX:
+                    raise _Error(f"List index is not within the allowable range; index: {element}")
+                continue
             # Function names (size, contains) are names too where no call follows.
-            if element[0] in "#[" or element in _CONDITION_FUNCTIONS:
+            if element[0] == "#" or element in _CONDITION_FUNCTIONS:
                 continue
             if element.upper() in reserved_words():
                 raise _Error(f"Attribute name is a reserved keyword; reserved keyword: {element}")
+    if parser.repeated is not None:
+        raise _Error(
+            f'The "{parser.repeated}" section can only be used once in an update expression;'
+        )
+    _overlaps(overlapping)
     for placeholder in parser.placeholders:
         if placeholder[0] == "#" and placeholder not in names:
             raise _Error(
@@ -433,17 +606,34 @@ def _check(kind: str, text: str, names: Collection[str], values: Collection[str]
                 "An expression attribute value used in expression is not defined; "
                 f"attribute value: {placeholder}"
             )
-    for function in parser.functions:
-        arity = {**_CONDITION_FUNCTIONS, **_UPDATE_FUNCTIONS}[function.text]
-        if len(function.children) != arity:
+    for node in parser.done:
+        _operands(node)
+
+
+def _operands(node: _Node) -> None:
+    """A complete path, function or IN list, as DynamoDB checks it once its operands have
+    passed."""
+    if node.kind == "path":
+        if len(node.path) > MAX_PATH_DEPTH:
+            raise _Error(
+                f"The document path has too many nesting levels; nesting levels: {len(node.path)}"
+            )
+    elif node.kind == "in":
+        if len(node.children) - 1 > _MAX_IN_OPERANDS:
+            raise _Error(
+                "The IN operator is provided with too many operands; number of operands: "
+                f"{len(node.children) - 1}"
+            )
+    elif node.kind == "function":
+        arity = {**_CONDITION_FUNCTIONS, **_UPDATE_FUNCTIONS}[node.text]
+        if len(node.children) != arity:
             raise _Error(
                 "Incorrect number of operands for operator or function; operator or function: "
-                f"{function.text}, number of operands: {len(function.children)}"
+                f"{node.text}, number of operands: {len(node.children)}"
             )
-        if function.text in _PATH_FUNCTIONS and function.children[0].kind != "path":
+        if node.text in _PATH_FUNCTIONS and node.children[0].kind != "path":
             raise _Error(
-                "Operator or function requires a document path; operator or function: "
-                f"{function.text}"
+                f"Operator or function requires a document path; operator or function: {node.text}"
             )
 
 
@@ -470,8 +660,7 @@ def _functions(kind: str, functions: list[_Node]) -> None:
 
 
 def _where_functions_stand(node: _Node) -> None:
-    """size() only as an operand; the other condition functions only as conditions; IN's
-    operands at most 100."""
+    """size() only as an operand; the other condition functions only as conditions."""
     if node.kind == "function":
         if node.text == "size":
             raise _Error(
@@ -483,11 +672,6 @@ def _where_functions_stand(node: _Node) -> None:
         for child in node.children:
             _where_functions_stand(child)
         return
-    if node.kind == "in" and len(node.children) - 1 > _MAX_IN_OPERANDS:
-        raise _Error(
-            "The IN operator is provided with too many operands; number of operands: "
-            f"{len(node.children) - 1}"
-        )
     for operand in node.children:
         operand = _innermost(operand)
         if operand.kind == "function" and operand.text in _PATH_FUNCTIONS | _BOOLEAN_FUNCTIONS:

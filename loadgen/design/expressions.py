@@ -1,0 +1,390 @@
+"""A design's requests read as DynamoDB reads them, before anything is sent.
+
+Every access pattern compiles to request templates (`loadgen.design.patterns`); their
+expressions and placeholder maps hold no template, so they are read once, with the emulator's
+own parser and DynamoDB's rules and limits (`loadgen.model.expressions.request_error`): a
+literal in a condition (``remaining > 0``), an undefined or unused placeholder, a reserved
+word, an expression over 4 KB are each what DynamoDB would refuse on every call. Beyond the
+expressions: a strongly consistent read of a global secondary index, and an update of a key
+attribute. `refusal` gives the first, with the field of the pattern it is in; the loader
+raises it as one line naming the pattern by its id, so ``loadgen check``, ``run`` and
+``simulate`` refuse the same files alike.
+
+A request given whole (``request:``, and every pattern of AWS's data model) is read against
+DynamoDB's API model as botocore ships it (its data file, in botocore's words), then DynamoDB's
+rules on what it names: its tables, its keys, its batch's size (`request_problem`).
+
+`unwritten_indexes` is a warning, not a refusal: an index a pattern reads whose key no entity,
+item or update writes stays empty (a misspelt ``eventID``), and its reads find nothing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import re
+from collections.abc import Iterator, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from loadgen.design.patterns import CompiledPattern
+from loadgen.design.spec import AccessPattern, DesignFile
+from loadgen.model.expressions import request_error, update_paths
+from loadgen.model.schema import TableSchema
+
+__all__ = ["refusal", "request_problem", "unwritten_indexes"]
+
+_FIELDS = {
+    "ConditionExpression": "condition",
+    "FilterExpression": "filter",
+    "UpdateExpression": "update",
+    "ProjectionExpression": "projection",
+    "KeyConditionExpression": "key",
+}
+_KIND = re.compile(r"^Invalid (\w+): ")
+_LITERAL = re.compile(r'Syntax error; token: "([0-9]+|\'|"|[^"]*[\'"][^"]*)"')
+_GSI_CONSISTENT = "Consistent reads are not supported on global secondary indexes"
+
+
+def refusal(
+    pattern: CompiledPattern, spec: AccessPattern, schemas: Mapping[str, TableSchema]
+) -> tuple[str, str] | None:
+    """The first thing DynamoDB would refuse in every execution of ``pattern``: (the field of
+    the pattern it is in, DynamoDB's message with what to do), or None."""
+    if spec.request is not None and pattern.requests:
+        problem = request_problem(pattern.operation, pattern.requests[0].request, schemas)
+        if problem is not None:
+            return "request", problem
+    for where, body in _bodies(pattern.requests[0].request if pattern.requests else {}):
+        message = request_error(body)
+        if message is not None:
+            return _field(where, message, spec), _with_hint(message)
+        table = schemas.get(str(body.get("TableName")))
+        if table is None:
+            continue
+        index = body.get("IndexName")
+        if body.get("ConsistentRead") and index is not None:
+            found = next((i for i in table.indexes if i.name == index), None)
+            if found is not None and not found.local:
+                return (
+                    f"{where}consistent" if spec.request is None else f"{where}request",
+                    f"{_GSI_CONSISTENT} ({index} of table {table.name} is one: its reads are "
+                    "eventually consistent, or read the table or a local index)",
+                )
+        text = body.get("UpdateExpression")
+        if isinstance(text, str):
+            names = body.get("ExpressionAttributeNames") or {}
+            for _, path in update_paths(text):
+                first = path[0]
+                attribute = names.get(first, first) if isinstance(first, str) else first
+                if attribute in table.key_attributes:
+                    return (
+                        _update_field(where, spec),
+                        "One or more parameter values were invalid: Cannot update attribute "
+                        f"{attribute}. This attribute is part of the key",
+                    )
+    return None
+
+
+def _bodies(request: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(field prefix, request body) of a request: itself, each action of a transaction, each
+    table's part of a batch."""
+    actions = request.get("TransactItems")
+    if isinstance(actions, list):
+        for i, action in enumerate(actions):
+            for body in action.values() if isinstance(action, Mapping) else ():
+                if isinstance(body, Mapping):
+                    yield f"actions[{i}].", body
+        return
+    items = request.get("RequestItems")
+    if isinstance(items, Mapping):
+        for table, body in items.items():
+            if isinstance(body, Mapping):
+                yield "", {"TableName": table, **body}
+        return
+    yield "", request
+
+
+def _field(where: str, message: str, spec: AccessPattern) -> str:
+    """The pattern's field DynamoDB's message is about."""
+    if spec.request is not None:
+        return "request"
+    kind = _KIND.match(message)
+    if kind is not None and kind.group(1) in _FIELDS:
+        return where + _FIELDS[kind.group(1)]
+    if "ExpressionAttributeNames" in message:
+        return where + "names"
+    if "ExpressionAttributeValues" in message:
+        return where + "values"
+    return where.rstrip(".") or "operation"
+
+
+def _update_field(where: str, spec: AccessPattern) -> str:
+    """The field an update expression came from: the file's own (``update``), else ``set``."""
+    if spec.request is not None:
+        return "request"
+    action = re.fullmatch(r"actions\[(\d+)\]\.", where)
+    given = spec.actions[int(action.group(1))] if action and spec.actions else spec
+    return f"{where}{'update' if given.update is not None else 'set'}"
+
+
+def _with_hint(message: str) -> str:
+    """DynamoDB's message, and what to write instead where it is a literal in an expression."""
+    if _LITERAL.search(message):
+        return (
+            f"{message} (an expression takes no literal: name the value with a placeholder "
+            'given under values, e.g. remaining >= :one with values: {":one": 1})'
+        )
+    return message
+
+
+def unwritten_indexes(
+    spec: DesignFile, compiled: Mapping[str, CompiledPattern], schemas: Mapping[str, TableSchema]
+) -> list[str]:
+    """One warning per index a pattern reads whose key attributes no entity, listed item or
+    write of the design carries: its reads would find nothing."""
+    written: dict[str, set[str]] = {}
+    first = next(iter(schemas))  # an entity's table when it names none, as everywhere
+    for entity in spec.entities.values():
+        written.setdefault(entity.table or first, set()).update(entity.item)
+    for table, rows in (spec.items or {}).items():
+        for row in rows:  # boto3's batch_write_item shape, as the starting data reads it
+            written.setdefault(table, set()).update(next(iter(row.values())).get("Item", row))
+    for pattern in compiled.values():
+        for request in pattern.requests:
+            _written_by(request.request, pattern.table, written)
+        for template in pattern.key_templates:
+            if pattern.operation == "BatchWriteItem":
+                written.setdefault(pattern.table, set()).update(template)
+    notes = []
+    for pattern in compiled.values():
+        if pattern.index is None:
+            continue
+        schema = pattern.schemas[pattern.table]
+        index = schema.index(pattern.index)
+        missing = [a for a in index.key_attributes if a not in written.get(schema.name, set())]
+        if missing:
+            notes.append(
+                f"access pattern {pattern.id!r} reads index {index.name} of table {schema.name}, "
+                f"but no entity, item or write of the design carries its key attribute "
+                f"{', '.join(repr(a) for a in missing)}: the index stays empty and the "
+                "pattern's reads find nothing"
+            )
+    return notes
+
+
+def _written_by(request: Mapping[str, Any], default: str, written: dict[str, set[str]]) -> None:
+    """Attributes a request writes (its items, its batch's puts, what its updates SET or ADD),
+    added to their tables'."""
+    for table, rows in (request.get("RequestItems") or {}).items():
+        for row in rows if isinstance(rows, list) else ():
+            put = row.get("PutRequest") if isinstance(row, Mapping) else None
+            if isinstance(put, Mapping) and isinstance(put.get("Item"), Mapping):
+                written.setdefault(str(table), set()).update(put["Item"])
+    bodies = [request] if "TransactItems" not in request else [b for _, b in _bodies(request)]
+    for body in bodies:
+        found = written.setdefault(str(body.get("TableName") or default), set())
+        item = body.get("Item")
+        if isinstance(item, Mapping):
+            found.update(item)
+        text = body.get("UpdateExpression")
+        if isinstance(text, str) and request_error(body) is None:
+            names = body.get("ExpressionAttributeNames") or {}
+            for clause, path in update_paths(text):
+                first = path[0]
+                if clause in ("SET", "ADD") and isinstance(first, str):
+                    found.add(names.get(first, first))
+
+
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+_MOST = {"BatchGetItem": 100, "BatchWriteItem": 25, "TransactGetItems": 100,
+         "TransactWriteItems": 100}  # fmt: skip
+"""Keys, items or actions one request may carry."""
+_ACTIONS = {"TransactGetItems": ("Get",),
+            "TransactWriteItems": ("ConditionCheck", "Put", "Delete", "Update")}  # fmt: skip
+
+
+def request_problem(operation: str, request: Any, schemas: Mapping[str, TableSchema]) -> str | None:
+    """Why DynamoDB would refuse ``request`` whatever its values, or None: its shape against
+    DynamoDB's API model (botocore's words), then a table the design does not have, a key that
+    is not the table's, an item without its key, a batch or transaction too large or empty, a
+    Query without a key condition. For a request given whole, as AWS's data model gives each."""
+    api = _api()
+    found = api["operations"].get(operation)
+    if found is None:
+        return f"{operation} is not a DynamoDB operation"
+    problem = _shape_problem(api["shapes"], found["input"]["shape"], request, "input")
+    if problem is not None:
+        return problem
+    if operation in ("BatchGetItem", "BatchWriteItem"):
+        return _batch_problem(operation, request["RequestItems"], schemas)
+    if operation in _ACTIONS:
+        actions = request["TransactItems"]
+        if len(actions) > _MOST[operation]:
+            return f"a {operation} takes at most {_MOST[operation]} actions ({len(actions)} given)"
+        for i, action in enumerate(actions):
+            kinds = [kind for kind in _ACTIONS[operation] if action.get(kind) is not None]
+            if len(kinds) != 1:
+                return (
+                    f"TransactItems[{i}] names {len(kinds)} of "
+                    f"{', '.join(_ACTIONS[operation])}: each action names exactly one"
+                )
+            body = action[kinds[0]]
+            problem = _key_problem(
+                schemas, body["TableName"], body.get("Key") or body.get("Item"), kinds[0] == "Put"
+            )
+            if problem is not None:
+                return f"TransactItems[{i}]: {problem}"
+        return None
+    table = request["TableName"]
+    if operation == "Query" and not (
+        request.get("KeyConditionExpression") or request.get("KeyConditions")
+    ):
+        return (
+            "Either the KeyConditions or KeyConditionExpression parameter must be specified in "
+            "the request."
+        )
+    if operation in ("GetItem", "UpdateItem", "DeleteItem"):
+        return _key_problem(schemas, table, request["Key"], item=False)
+    if operation == "PutItem":
+        return _key_problem(schemas, table, request["Item"], item=True)
+    return _key_problem(schemas, table, None, item=False)
+
+
+def _batch_problem(
+    operation: str, requests: Mapping[str, Any], schemas: Mapping[str, TableSchema]
+) -> str | None:
+    if not requests:
+        return f"a {operation} names at least one table (its RequestItems are empty)"
+    get = operation == "BatchGetItem"
+    count = sum(len(body["Keys"]) if get else len(body) for body in requests.values())
+    if count > _MOST[operation]:
+        what = "keys" if get else "puts and deletes"
+        return f"a {operation} takes at most {_MOST[operation]} {what} ({count} given)"
+    for table, body in requests.items():
+        for row in body["Keys"] if get else body:
+            if get:
+                problem = _key_problem(schemas, table, row, item=False)
+            else:
+                kinds = [k for k in ("PutRequest", "DeleteRequest") if row.get(k) is not None]
+                if len(kinds) != 1:
+                    return (
+                        "Supplied WriteRequest must contain exactly one of PutRequest or "
+                        "DeleteRequest"
+                    )
+                entry = row[kinds[0]]
+                put = kinds[0] == "PutRequest"
+                problem = _key_problem(schemas, table, entry["Item" if put else "Key"], put)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _key_problem(
+    schemas: Mapping[str, TableSchema], table: str, key: Any, item: bool
+) -> str | None:
+    """A table the design lacks, or a key (an item's key attributes) that is not its own."""
+    schema = schemas.get(table)
+    if schema is None:
+        return f"no table of the design is named {table!r} (it has: {', '.join(schemas)})"
+    if key is None:
+        return None
+    if item:
+        missing = [a for a in schema.key_attributes if a not in key]
+        if missing:
+            return (
+                f"One or more parameter values were invalid: Missing the key {missing[0]} in "
+                "the item"
+            )
+        return None
+    if set(key) != set(schema.key_attributes):
+        return (
+            "The provided key element does not match the schema (the key of table "
+            f"{schema.name}: {', '.join(schema.key_attributes)}; given: {', '.join(key)})"
+        )
+    return None
+
+
+@cache
+def _api() -> dict[str, Any]:
+    """DynamoDB's API model as botocore ships it, read from its data file: importing botocore
+    imports ``ssl``, and a design is read before a run imports Locust, which patches ``ssl``
+    and must do so first."""
+    spec = importlib.util.find_spec("botocore")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("botocore is not installed: DynamoDB's API model is read from it")
+    data = Path(next(iter(spec.submodule_search_locations))) / "data" / "dynamodb"
+    newest = max(path for path in data.iterdir() if (path / "service-2.json.gz").is_file())
+    with gzip.open(newest / "service-2.json.gz", "rt", encoding="utf-8") as model:
+        loaded: dict[str, Any] = json.load(model)
+    return loaded
+
+
+def _as_any(value: Any) -> Any:
+    return value
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "structure": (dict,),
+    "map": (dict,),
+    "list": (list,),
+    "string": (str,),
+    "blob": (str, bytes),
+    "boolean": (bool,),
+    "integer": (int,),
+    "long": (int,),
+    "double": (int, float),
+    "float": (int, float),
+    "timestamp": (str, int, float),
+}
+
+
+def _shape_problem(shapes: Mapping[str, Any], name: str, value: Any, path: str) -> str | None:
+    """The first of ``value``'s departures from the model's shape ``name``, in botocore's
+    words (its client refuses these before sending): a member missing, unknown, of another
+    type, a list or a string shorter than its least. Attribute values are DynamoDB's own
+    (checked where an item is used)."""
+    shape = shapes[name]
+    kind = shape["type"]
+    types = _TYPES.get(kind, (object,))
+    if not isinstance(value, types) or (kind in ("integer", "long") and isinstance(value, bool)):
+        valid = ", ".join(str(t) for t in types)
+        return (
+            f"Invalid type for parameter {path.removeprefix('input.')}, value: {value!s:.60}, "
+            f"type: {type(value)}, valid types: {valid}"
+        )
+    value = _as_any(value)  # of the model's type now
+    least = shape.get("min")
+    if kind in ("list", "map", "string") and least is not None and len(value) < least:
+        return (
+            f"Invalid length for parameter {path.removeprefix('input.')}, value: {len(value)}, "
+            f"valid min length: {least}"
+        )
+    if name == "AttributeValue":
+        return None
+    if kind == "structure":
+        members = shape.get("members", {})
+        for required in shape.get("required", ()):
+            if value.get(required) is None:
+                return f'Missing required parameter in {path}: "{required}"'
+        for member, item in value.items():
+            if member not in members:
+                return (
+                    f'Unknown parameter in {path}: "{member}", must be one of: {", ".join(members)}'
+                )
+            problem = _shape_problem(shapes, members[member]["shape"], item, f"{path}.{member}")
+            if problem is not None:
+                return problem
+    elif kind == "list":
+        for i, item in enumerate(value):
+            problem = _shape_problem(shapes, shape["member"]["shape"], item, f"{path}[{i}]")
+            if problem is not None:
+                return problem
+    elif kind == "map":
+        for key, item in value.items():
+            problem = _shape_problem(shapes, shape["value"]["shape"], item, f"{path}.{key}")
+            if problem is not None:
+                return problem
+    return None
