@@ -13,8 +13,8 @@ import pytest
 
 from loadgen.design import Draws, load_design
 from loadgen.design.awsmodel import request_of_command
-from loadgen.design.check import check
 from loadgen.design.starting import starting_plans
+from loadgen.simulate import check
 from loadgen.simulate.demand import pattern_demands
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,7 +136,7 @@ def test_a_command_continued_over_lines_and_followed_by_another_is_read() -> Non
 
 @pytest.mark.parametrize(
     ("design", "code", "shown"),
-    [("all", 1, "Hot keys expected in: status-key"), ("sharded-status", 0, "sharded-status")],
+    [("all", 1, "Throttled at launch: status-key"), ("sharded-status", 0, "sharded-status")],
 )
 def test_check_takes_design_all_as_run_does(design: str, code: int, shown: str) -> None:
     done = subprocess.run(

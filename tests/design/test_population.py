@@ -13,10 +13,10 @@ import yaml
 from scipy import stats
 
 from loadgen.design import load_design, load_designs
-from loadgen.design.check import check
 from loadgen.design.generators import KeySpace, enumerate_values, hottest_share
 from loadgen.design.starting import starting_plans
 from loadgen.errors import ConfigError
+from loadgen.simulate import check
 from loadgen.simulate.demand import key_profile, pattern_demands
 
 EVENTS: dict[str, Any] = {
