@@ -57,10 +57,12 @@ TARGET_UTILIZATION = 0.7
 """Consumed over provisioned that auto scaling keeps a table at by default (70%)."""
 
 COUNTED = (
-    "Counted: units the requests consumed (throttled attempts are not charged; retries that "
-    "succeed are; transactions twice, eventually consistent reads half, a GSI write per index "
-    "the item is in, two when its index key changes) and stored bytes. Not counted: the free "
-    "tier, backups, streams, global-table replication, data transfer, reserved capacity."
+    "Counted: units the requests consumed (throttled attempts and requests rejected before any "
+    "work are not charged; retries that succeed are, and failed conditions and cancelled "
+    "transactions on the table; transactions twice, eventually consistent reads half, a GSI "
+    "write per index the item is in, two when its index key changes) and stored bytes. Not "
+    "counted: the free tier, backups, streams, global-table replication, data transfer, "
+    "reserved capacity."
 )
 """The one line of what a cost figure holds."""
 
@@ -415,7 +417,8 @@ def format_cost(
         lines.append(f"    {name:<22} {pair[0]:>23} {pair[1]:>23}  {stored}")
     total = section["total"]
     storage = total["storage_usd"] or {}
-    lines.append(f"  Total, {window['words']} ({stamp}):")
+    span = "a month" if window["month"] else f"of {window['words']}"
+    lines.append(f"  Total {span} ({stamp}):")
     for name in CLASSES:
         lines.append(
             f"    {_LABEL[name]:<12} on-demand {money(total['on_demand_usd'][name]):>11}  "

@@ -42,7 +42,14 @@ from loadgen.model.hashing import HASH_SPACE, partition_hash
 from loadgen.model.index_writes import index_writes
 from loadgen.model.update_expression import apply_update
 
-__all__ = ["EXACT_KEYS", "KeyProfile", "Lane", "PatternDemand", "pattern_demands"]
+__all__ = [
+    "EXACT_KEYS",
+    "KeyProfile",
+    "Lane",
+    "PatternDemand",
+    "pattern_demands",
+    "pattern_units",
+]
 
 EXACT_KEYS = 1 << 20
 """Key values a lane lists one by one; colder ones are folded into an even spread."""
@@ -182,6 +189,21 @@ class PatternDemand:
     def profile(self, lane: Lane) -> KeyProfile:
         """The lane's key profile at the generators' current clock."""
         return key_profile(lane, self.generators, self.each)
+
+    def lane_units(self, lane: Lane) -> float:
+        """Units one execution charges through ``lane``: a touch's units times its touches
+        per execution (items at their starting size: `Lane.growth` is the engine's)."""
+        return lane.units * self.profile(lane).touches
+
+    def units(self) -> dict[str, dict[str, float]]:
+        """Units one execution consumes on each table and index (``table`` or
+        ``table/index``), read and write: what a simulated execution is charged."""
+        totals: dict[str, dict[str, float]] = {}
+        for lane in self.lanes:
+            scope = lane.table if lane.index is None else f"{lane.table}/{lane.index}"
+            slot = totals.setdefault(scope, {"read": 0.0, "write": 0.0})
+            slot[lane.kind] += self.lane_units(lane)
+        return totals
 
 
 def _names_specs(value: Any, specs: dict[str, list[str]]) -> None:
@@ -431,6 +453,16 @@ def pattern_demands(
             )
         )
     return demands
+
+
+def pattern_units(
+    design: Design, *, seed: int = 1, distribution: str = "zipf:0.99"
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Per access pattern id, the units one execution consumes on each table and index
+    (`PatternDemand.units`): what a run's launch demand is priced from
+    (`loadgen.verdict.cost`), the figure a simulation charges, asked of the same model."""
+    generators = design.generators(seed=seed, default_distribution=distribution)
+    return {demand.id: demand.units() for demand in pattern_demands(design, generators)}
 
 
 def _growth(

@@ -177,7 +177,7 @@ def test_an_hour_of_a_launch_costs_an_hour_of_units_and_of_storage() -> None:
     assert cents(hour["total"]["storage_usd"]["standard"]) == "$0.25"  # 730 GB, 1/730 month
     printed = "\n".join(format_cost(hour))
     assert printed.startswith("Cost of 1 h (measured; us-east-1, AWS Price List 2026-08-15; USD)")
-    assert "Total, 1 h (" in printed
+    assert "Total of 1 h (" in printed
 
 
 def test_needed_capacity_carries_the_peak_at_the_target_utilisation() -> None:
@@ -283,7 +283,7 @@ def test_a_section_sums_tables_and_indexes_and_names_what_is_counted() -> None:
     assert u["monthly_usd"] == pytest.approx(
         provisioned_usd(5, 5, prices.of("standard"), prices.hours_per_month), abs=1e-6
     )
-    assert "throttled attempts are not charged" in section["counted"]
+    assert "requests rejected before any work are not charged" in section["counted"]
 
 
 @pytest.mark.parametrize(
