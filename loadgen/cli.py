@@ -69,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("design_file", help="design file: .yaml, .yml or .json")
     check.add_argument("--design", help="one variant of the file (default: every variant)")
     _add_prices_flags(check)
+    _add_window_flag(check)
     report = commands.add_parser(
         "report",
         help="write an HTML page and PNG charts of a results file, with a diagnosis",
@@ -122,6 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_target_flags(run)
     _add_load_flags(run)
     _add_prices_flags(run)
+    _add_window_flag(run)
     _add_replay(commands)
     _add_prefill(commands)
     _add_simulate(commands)
@@ -129,14 +131,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_prices_flags(parser: argparse.ArgumentParser) -> None:
-    """The prices the cost a month is read at (`loadgen.pricing`)."""
+    """The prices the costs are read at (`loadgen.pricing`)."""
+    from loadgen.pricing import add_price_flags
+
+    add_price_flags(parser)
+
+
+def _add_window_flag(parser: argparse.ArgumentParser) -> None:
+    """How long the cost is carried (`loadgen.pricing.Window`)."""
     parser.add_argument(
-        "--prices",
-        metavar="FILE",
-        help="prices file for the cost a month (default: the package's, dated per region)",
-    )
-    parser.add_argument(
-        "--prices-region", metavar="REGION", help="region of the prices (default us-east-1)"
+        "--window",
+        help="carry the cost over this span, for a launch that lasts hours: 1h, 90m, 2d "
+        "(default: a month, 730 h as AWS's Pricing Calculator counts it)",
     )
 
 
@@ -365,8 +371,10 @@ def _check(args: argparse.Namespace) -> int:
     from loadgen.design.check import check
     from loadgen.design.loader import load_designs
     from loadgen.pricing import format_cost, load_prices
+    from loadgen.runner import cost_window
 
     prices = load_prices(args.prices, region=args.prices_region)
+    window = cost_window(args.window)
     designs = load_designs(args.design_file)
     if args.design is not None:
         chosen = [d for d in designs if d.name == args.design]
@@ -381,7 +389,9 @@ def _check(args: argparse.Namespace) -> int:
             print()
         print("\n".join(report.lines()))
         print()
-        print("\n".join(format_cost(report.cost(prices), title="Cost a month, on paper")))
+        print(
+            "\n".join(format_cost(report.cost(prices, window), title=f"{window.title}, on paper"))
+        )
         if report.hot:
             hot.append(design.name)
     if len(designs) > 1:
@@ -494,7 +504,7 @@ def _run_every_design(config: RunConfig, run: Any) -> int:
         worst = max(worst, _after_run(one, run_and_keep))
     print()
     print("Designs side by side, at the same access patterns and rates:")
-    print("\n".join(compare_designs(runs, config.load_prices())))
+    print("\n".join(compare_designs(runs, config.load_prices(), config.cost_window())))
     return worst
 
 

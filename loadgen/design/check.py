@@ -39,7 +39,7 @@ from loadgen.design.patterns import CompiledPattern, typed_value
 from loadgen.design.templates import Template
 from loadgen.design.values import format_rate
 from loadgen.model.capacity import READ_UNIT_BYTES, WRITE_UNIT_BYTES, item_size
-from loadgen.pricing import Prices, Usage, monthly_cost
+from loadgen.pricing import MONTH, Prices, Usage, Window, monthly_cost
 
 __all__ = ["READ_CEILING", "WRITE_CEILING", "CheckReport", "KeyLoad", "check", "stored_bytes"]
 
@@ -128,14 +128,16 @@ class CheckReport:
             for scope, (read, write) in totals.items()
         ]
 
-    def cost(self, prices: Prices) -> dict[str, Any]:
-        """The design's cost a month at its launch rates, in the form a run's is."""
+    def cost(self, prices: Prices, window: Window = MONTH) -> dict[str, Any]:
+        """The design's cost at its launch rates over ``window`` (a month by default), in the
+        form a run's is."""
         return monthly_cost(
             self.usage(),
             {table: float(size) for table, size in self.stored_bytes.items()},
             prices,
             basis="estimated",
-            how="the file's launch rates and item sizes, steady all month",
+            how="the file's launch rates and item sizes, steady",
+            window=window,
         )
 
     def hottest(self, k: int = 8) -> list[KeyLoad]:
