@@ -30,6 +30,7 @@ from loadgen.model.schema import IndexSchema, TableSchema
 
 __all__ = [
     "OPERATIONS",
+    "THROTTLES",
     "Charge",
     "Charged",
     "Consistency",
@@ -46,6 +47,7 @@ __all__ = [
     "projected",
     "query_key",
     "read_units",
+    "rejected",
     "value_size",
     "write_units",
 ]
@@ -73,6 +75,10 @@ CONDITION_FAILED = "ConditionalCheckFailedException"
 TRANSACTION_CANCELLED = "TransactionCanceledException"
 THROTTLED_CANCELLATION = "ThrottlingError"
 """The cancellation reason code of a transaction item DynamoDB throttled."""
+THROTTLES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
+"""The error codes of a throttle: a request refused for capacity, which more capacity serves."""
 
 
 def charged_on(error_code: str | None, reasons: Sequence[str | None] = ()) -> Charged:
@@ -114,6 +120,15 @@ def charged_on(error_code: str | None, reasons: Sequence[str | None] = ()) -> Ch
     # RequestLimitExceeded), a ValidationException, a missing table: refused before any item
     # was read or written, so nothing is consumed.
     return "nothing"
+
+
+def rejected(error_code: str | None, reasons: Sequence[str | None] = ()) -> bool:
+    """Whether DynamoDB refused the request before any work for what it asked, not for
+    capacity: it charges nothing (`charged_on`), and would refuse it at any rate (a
+    validation error, a missing table), where a throttle is served once capacity allows."""
+    if charged_on(error_code, reasons) != "nothing":
+        return False
+    return error_code not in THROTTLES and THROTTLED_CANCELLATION not in reasons
 
 
 @dataclass(frozen=True, slots=True)

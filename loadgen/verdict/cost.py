@@ -13,9 +13,10 @@ in a design run; else the requests it sent, each refused one counted once, retri
 counted), times what one execution consumes on each table and index. A design run's figure
 is asked of the simulation's model (the results' ``design.patterns[].units_per_execution``,
 `loadgen.simulate.demand.pattern_units`); otherwise it is the pattern's measured units over the
-requests DynamoDB charged. A design that throttles costs less measured than at launch demand:
-that difference is throttling, not a saving, and `served` says whether the run served its
-launch.
+requests DynamoDB charged. Requests DynamoDB rejects for what they ask (a validation error)
+cost nothing at any rate, so none at launch demand. A design that throttles costs less
+measured than at launch demand: that difference is throttling, not a saving, and `served`
+says whether the run served its launch.
 
 Storage comes from the results' ``storage`` section where the run knows its tables' bytes (a
 design run: its starting data's items and sizes); what the run's tables had provisioned from
@@ -33,7 +34,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from loadgen.model.capacity import charged_on
+from loadgen.model.capacity import charged_on, rejected
 from loadgen.pricing import (
     MONTH,
     Prices,
@@ -138,6 +139,15 @@ def _charged_requests(row: Mapping[str, Any]) -> int:
     return max(0, int(row["requests"]) - refused)
 
 
+def _rejected_share(row: Mapping[str, Any]) -> float:
+    """The share of the pattern's requests DynamoDB refused for what they asked (a validation
+    error: `loadgen.model.capacity.rejected`): refused at any rate, they cost nothing at launch
+    demand either."""
+    requests = int(row["requests"])
+    refused = sum(int(n) for code, n in (row.get("errors") or {}).items() if rejected(code))
+    return min(1.0, refused / requests) if requests else 0.0
+
+
 def _model_units(results: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
     design = results.get("design") or {}
     return {
@@ -171,6 +181,9 @@ def _launch_patterns(results: dict[str, Any], scale: float | None) -> list[dict[
         else:
             entry["per_s"] = row["requests"] / duration / factor if duration > 0 else 0.0
             entry["rate_from"] = "requests"
+        # Requests DynamoDB rejects for what they ask are refused at any rate: not demand.
+        entry["rejected_share"] = _rejected_share(row)
+        entry["per_s"] *= 1.0 - entry["rejected_share"]
         if entry["rate_from"] == "plan" and name in model:
             entry["units"] = model[name]
             entry["units_from"] = "model"

@@ -21,6 +21,7 @@ from loadgen.model.capacity import (
     item_size,
     key_value,
     read_units,
+    rejected,
     value_size,
     write_units,
 )
@@ -309,6 +310,10 @@ def test_what_an_error_is_charged() -> None:
     assert charged_on(cancelled, ["TransactionConflict", "None"]) == "table"
     assert charged_on(cancelled, ["ThrottlingError", "None"]) == "nothing"
     assert charged_on(cancelled) == "table"  # reasons not reported
+    # Refused for what it asked (at any rate), or for capacity (served once it allows):
+    assert rejected("ValidationException") and rejected("ResourceNotFoundException")
+    assert not rejected("ThrottlingException") and not rejected(cancelled, ["ThrottlingError"])
+    assert not rejected("ConditionalCheckFailedException") and not rejected(None)
 
 
 def test_a_cancelled_transaction_charges_its_items_twice_and_no_index() -> None:

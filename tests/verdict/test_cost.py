@@ -221,9 +221,23 @@ def test_without_the_model_a_pattern_is_priced_by_what_its_charged_requests_cons
     increment["errors"] = {"ValidationException": 300}
     patterns = {p["name"]: p for p in run_cost(results, PRICES)["launch"]["patterns"]}
     assert patterns["increment"]["units_from"] == "measured"
-    assert patterns["increment"]["per_s"] == pytest.approx(1500.0)  # requests at AWS scale
+    # 1,500 requests/s at AWS scale, a fifth of them rejected at any rate; the rest cost the
+    # units the charged ones consumed: 1,500 units/s over 1,200 requests/s.
+    assert patterns["increment"]["per_s"] == pytest.approx(1200.0)
     assert patterns["increment"]["units"] == {"ph-counter": {"read": 0.0, "write": 1.25}}
     assert served(results)["served"] is True
+
+
+def test_a_design_whose_every_write_is_invalid_costs_nothing_at_launch_demand() -> None:
+    results = counter_design_run("sharded")
+    increment = results["operations"][0]
+    increment.update(failures=increment["requests"], units={})
+    increment["errors"] = {"ValidationException": increment["requests"]}
+    section = run_cost(results, PRICES)
+    (row,) = section["launch"]["scopes"]
+    # The model prices an increment at a write unit; DynamoDB rejects every one before any
+    # work, at any rate: only the reads are demand.
+    assert row["write_units_per_s"] == 0.0 and row["read_units_per_s"] == pytest.approx(750.0)
 
 
 def test_designs_side_by_side_differ_at_launch_demand_by_the_sharded_reads() -> None:
