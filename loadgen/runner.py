@@ -470,11 +470,13 @@ def _describe_aws(region: str | None) -> str:
 def run(config: RunConfig) -> dict[str, Any]:
     """Run the load test and return its results (also written to ``config.out``)."""
     design = None
+    launch_units = None
     if config.design_file:
         from loadgen.design.loader import load_design
 
         design = load_design(config.workload, config.design)  # errors before a target starts
         config.design = design.name
+        launch_units = _launch_units(design, config)
         if not config.open_model and not config.users_given:
             # The open model at the file's launch rates: the question a design asks.
             config.rates = {pid: r * config.rate_scale for pid, r in design.rates.items()}
@@ -495,7 +497,16 @@ def run(config: RunConfig) -> dict[str, Any]:
         warning = _engine_warning(config, target)
         if warning is not None:
             print(f"Warning: {warning}", file=sys.stderr, flush=True)
-        return _run_locust(config, locustfile, target)
+        return _run_locust(config, locustfile, target, launch_units)
+
+
+def _launch_units(design: Any, config: RunConfig) -> dict[str, Any]:
+    """Per access pattern, the units one execution consumes on each table and index, asked of
+    the simulation's model (`loadgen.simulate.demand.pattern_units`): what the run's cost at
+    launch demand is priced from (`loadgen.verdict.cost`)."""
+    from loadgen.simulate.demand import pattern_units
+
+    return pattern_units(design, seed=config.seed, distribution=config.distribution)
 
 
 def _prepare_design(config: RunConfig, design: Any, target: Target) -> None:
@@ -599,7 +610,12 @@ def _engine_warning(config: RunConfig, target: Target) -> str | None:
     )
 
 
-def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str, Any]:
+def _run_locust(
+    config: RunConfig,
+    locustfile: Path,
+    target: Target,
+    launch_units: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     # Locust monkey-patches the standard library when imported: import it only here, after
     # the target (a child process) has started.
     import gevent
@@ -683,6 +699,8 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
     answers = _target_answers(target)
     if answers is not None:
         results["target_answers"] = answers
+    for pattern in (results.get("design") or {}).get("patterns") or ():
+        pattern["units_per_execution"] = (launch_units or {}).get(pattern["id"])
     print(format_summary(results), flush=True)
     # The diagnosis; a design's verdicts; the cost a month.
     print("\n".join(conclude(results, config.load_prices(), config.cost_window())), flush=True)

@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 from locust import events
 
 from loadgen.design import CompiledPattern, Design, Draws, RunClock, load_designs, stored_bytes
-from loadgen.simulate.demand import pattern_units
 from loadgen.workload import (
     ConfigError,
     DynamoUser,
@@ -148,8 +147,7 @@ class DesignUser(DynamoUser):
         assert cls.design is not None
         design = cls.design
         items = int(getattr(parsed, "starting_items", -1))
-        units = launch_units(design, options.seed, options.distribution)
-        section = design_section(design, items, float(parsed.launch_scale), units)
+        section = design_section(design, items, float(parsed.launch_scale))
         clock = cls._clock
         if clock is not None:
             section["clock"] = {"speed": clock.speed, "start": clock.start, "origin": clock.origin}
@@ -157,17 +155,6 @@ class DesignUser(DynamoUser):
 
 
 _STORAGE: dict[tuple[str, str], dict[str, Any]] = {}
-_UNITS: dict[tuple[str, str, int, str], dict[str, dict[str, dict[str, float]]]] = {}
-
-
-def launch_units(design: Design, seed: int, distribution: str) -> dict[str, Any]:
-    """Per pattern, the units one execution consumes on each table and index, asked of the
-    simulation's model (`loadgen.simulate.demand.pattern_units`): what the run's cost at
-    launch demand is priced from. Worked out once a design (a few seconds at most)."""
-    key = (design.path, design.name, seed, distribution)
-    if key not in _UNITS:
-        _UNITS[key] = pattern_units(design, seed=seed, distribution=distribution)
-    return _UNITS[key]
 
 
 def storage_section(design: Design) -> dict[str, Any]:
@@ -182,14 +169,9 @@ def storage_section(design: Design) -> dict[str, Any]:
     return _STORAGE[key]
 
 
-def design_section(
-    design: Design,
-    starting_items: int,
-    launch_scale: float,
-    units: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """What a results file says of the design a run ran; ``units``: per pattern, what one
-    execution consumes on each table and index (`launch_units`)."""
+def design_section(design: Design, starting_items: int, launch_scale: float) -> dict[str, Any]:
+    """What a results file says of the design a run ran (``loadgen run`` adds each pattern's
+    units per execution, `loadgen.runner`)."""
     patterns = []
     for pattern in design.patterns:
         need = design.latency[pattern.id]
@@ -202,7 +184,6 @@ def design_section(
                 "index": pattern.index,
                 "rate": design.rates[pattern.id] * launch_scale,
                 "latency": None if need is None else {"percentile": need.percentile, "ms": need.ms},
-                "units_per_execution": (units or {}).get(pattern.id),
             }
         )
     empty = starting_items == 0
