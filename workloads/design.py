@@ -170,8 +170,7 @@ def storage_section(design: Design) -> dict[str, Any]:
 
 
 def design_section(design: Design, starting_items: int, launch_scale: float) -> dict[str, Any]:
-    """What a results file says of the design a run ran (``loadgen run`` adds each pattern's
-    units per execution, `loadgen.runner`)."""
+    """What a results file says of the design a run ran."""
     patterns = []
     for pattern in design.patterns:
         need = design.latency[pattern.id]
