@@ -67,7 +67,7 @@ def compare_designs(
     ]
     lines.append("-" * len(lines[0]))
     per_design = [(r["run"].get("design") or "?", pattern_rows(r), r) for r in runs]
-    per_pattern = [pattern_costs(r, prices) if prices else pattern_costs(r) for r in runs]
+    per_pattern = [pattern_costs(r, prices) for r in runs]
     patterns: list[str] = []
     for _, rows, _ in per_design:
         patterns += [p for p in rows if p not in patterns]

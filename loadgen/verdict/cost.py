@@ -34,6 +34,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
+from loadgen.errors import ConfigError
 from loadgen.model.capacity import charged_on, rejected
 from loadgen.pricing import (
     MONTH,
@@ -335,12 +336,18 @@ def cost_of(
     window: Window | None = None,
 ) -> dict[str, Any]:
     """The results' own cost section when they carry one (and no other prices or window are
-    asked for), else one worked out now (at the package's prices when none are given)."""
-    own = results.get("cost")
-    if own and prices is None and scale is None and _same_window(own, window):
-        section: dict[str, Any] = own
-        return section
-    return run_cost(results, prices or load_prices(), scale=scale, window=window or MONTH)
+    asked for), else one worked out now: at ``prices``, else at the package's prices of the
+    section's region (a section written before launch demand is worked out again so)."""
+    own: dict[str, Any] = results.get("cost") or {}
+    if own.get("launch") and prices is None and scale is None and _same_window(own, window):
+        return own
+    if prices is None:
+        region = own.get("prices", {}).get("region")
+        try:
+            prices = load_prices(region=region)
+        except ConfigError:  # a region the package's prices have not
+            prices = load_prices()
+    return run_cost(results, prices, scale=scale, window=window or MONTH)
 
 
 def _same_window(section: Mapping[str, Any], window: Window | None) -> bool:

@@ -16,7 +16,14 @@ from loadgen.pricing import Window, load_prices
 from loadgen.pricing.cost import needed_capacity, on_demand_usd, provisioned_usd
 from loadgen.verdict.checks import FAIL, PASS, evaluate
 from loadgen.verdict.compare import compare_designs
-from loadgen.verdict.cost import format_run_cost, pattern_costs, run_cost, served, usage_of
+from loadgen.verdict.cost import (
+    cost_of,
+    format_run_cost,
+    pattern_costs,
+    run_cost,
+    served,
+    usage_of,
+)
 from loadgen.verdict.report import CHARTS, build_html
 from loadgen.verdict.summary import conclude
 from loadgen.verdict.thresholds import parse_thresholds
@@ -258,6 +265,17 @@ def test_designs_side_by_side_differ_at_launch_demand_by_the_sharded_reads() -> 
     (sharded_line,) = [ln for ln in lines if ln.startswith("  sharded: ")]
     assert sharded_line == f"  sharded: ph-counter reads +675.0 (+${extra:,.2f})"
     assert lines[-1].startswith("Cheapest that passes: sharded")
+
+
+def test_results_written_before_launch_demand_are_worked_out_again_in_their_region() -> None:
+    results = counter_design_run("single", throttled_share=0.4)
+    old = run_cost(results, load_prices(region="eu-west-1"))
+    del old["launch"], old["served"]
+    results["cost"] = old
+    section = cost_of(results)
+    assert section["stamp"] == "eu-west-1, AWS Price List 2026-08-15"
+    assert section["launch"]["scopes"][0]["write_units_per_s"] == pytest.approx(1500.0)
+    assert section["served"]["served"] is False
 
 
 def test_a_window_of_an_hour_carries_the_summary_and_keeps_the_gate_a_month() -> None:
