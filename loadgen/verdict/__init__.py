@@ -3,8 +3,9 @@
 Owns: the thresholds file (`thresholds`), the checks (`checks`) and ``loadgen gate``
 (`gate`) with its text, JUnit and Markdown outputs (`formats`), the reading of a results file
 (`analysis`), the diagnosis of the heat with AWS's remedies (`diagnosis`), the verdict per
-access pattern of a design run (`patterns`), the end of a run's printed summary (`summary`),
-and the HTML report with its charts (`report`, `charts`). Reads results files only: imports
-`loadgen.model`, `loadgen.errors` and `loadgen.configfile`; never a client, the emulator or
-Locust.
+access pattern of a design run (`patterns`), the demand a run was asked to carry and whether
+it served it (`launch`), its cost (`cost`), designs side by side (`compare`), the end of a
+run's printed summary (`summary`), and the HTML report with its charts (`report`,
+`charts`). Reads results files only: imports `loadgen.model`, `loadgen.pricing`,
+`loadgen.errors` and `loadgen.configfile`; never a client, the emulator or Locust.
 """
