@@ -38,7 +38,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from loadgen.errors import ConfigError
-from loadgen.pricing import MONTH, Prices, currency_of, format_money
+from loadgen.pricing import MONTH, Prices, currency_of, format_money, window_of
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.cost import cost_of
@@ -301,11 +301,10 @@ def _cost_check(gate: Gate, target: str, section: dict[str, Any]) -> Check:
     """The run's (``target`` run) or one table's or index's cost a month at launch demand,
     as run, beside the measured one; a design that did not serve its launch says so (its
     measured figure is lower because DynamoDB refused its load)."""
-    stamp = section["stamp"]
     launch = section.get("launch") or section  # results written before launch demand
     basis = "at launch demand" if section.get("launch") else "measured"
     status = section.get("served") or {}
-    after = f"; {stamp}"
+    after = f"; {section['stamp']}; {window_of(section)['words']}"
     if status.get("served") is False:
         after += f"; did NOT serve its launch: {status['why']}"
     if target == "run":

@@ -131,7 +131,8 @@ def test_the_gate_fails_a_run_over_its_monthly_cost_limit() -> None:
     assert checks["run"].measured == pytest.approx(monthly, abs=1e-5)
     assert checks["run"].detail == (
         f"the tables as run, at launch demand: ${monthly:,.2f} a month (limit <= $500.00 a "
-        f"month); measured ${monthly:,.2f}; {STAMP}"
+        f"month); measured ${monthly:,.2f}; {STAMP}; a month of 730 h, as AWS's Pricing "
+        "Calculator counts it"
     )
     assert checks["tables.ph-counter"].status == PASS
     assert gate(results, {"run": {"max_monthly_cost_usd": 3000}}).exit_code == 0

@@ -186,7 +186,8 @@ def test_the_tab_and_the_heatmap_show_the_hot_key(
     assert "One hot key: GLOBAL_COUNTER" in tab and "Open the live heatmap" in tab
     # The running cost a month, under the tab and on the heatmap page, sourced and placed:
     # measured and at launch demand.
-    assert "Cost a month so far: on-demand $" in tab and "at launch demand $" in tab
+    assert "Cost a month so far (a month of 730 h, as AWS's Pricing Calculator counts it): " in tab
+    assert "at launch demand $" in tab
     assert "us-east-1, AWS Price List 2026-08-15; USD" in tab
     assert "cost" in parse(heatmap).ids
     assert "So far, a month of this traffic (a month of 730 h" in heatmap

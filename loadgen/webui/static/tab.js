@@ -66,7 +66,7 @@
         const view = response.ok ? await response.json() : null;
         const first = view && view.diagnosis[0];
         const cost = view && view.cost
-          ? ` Cost a month so far: on-demand ${view.cost.text.on_demand_usd}, ` +
+          ? ` Cost a month so far (${view.cost.month}): on-demand ${view.cost.text.on_demand_usd}, ` +
             `as run ${view.cost.text.monthly_usd}; at launch demand ` +
             `${view.cost.text.launch_monthly_usd} (${view.cost.stamp}; ${view.cost.currency}).`
           : "";
