@@ -79,6 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write what it prints as JSON (per pattern, key and limit), for pipelines",
     )
     _add_prices_flags(check)
+    _add_window_flag(check)
     report = commands.add_parser(
         "report",
         help="write an HTML page and PNG charts of a results file, with a diagnosis",
@@ -132,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_target_flags(run)
     _add_load_flags(run)
     _add_prices_flags(run)
+    _add_window_flag(run)
     _add_replay(commands)
     _add_prefill(commands)
     _add_simulate(commands)
@@ -139,14 +141,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_prices_flags(parser: argparse.ArgumentParser) -> None:
-    """The prices the cost a month is read at (`loadgen.pricing`)."""
+    """The prices the costs are read at (`loadgen.pricing`)."""
+    from loadgen.pricing import add_price_flags
+
+    add_price_flags(parser)
+
+
+def _add_window_flag(parser: argparse.ArgumentParser) -> None:
+    """How long the cost is carried (`loadgen.pricing.Window`)."""
     parser.add_argument(
-        "--prices",
-        metavar="FILE",
-        help="prices file for the cost a month (default: the package's, dated per region)",
-    )
-    parser.add_argument(
-        "--prices-region", metavar="REGION", help="region of the prices (default us-east-1)"
+        "--window",
+        help="carry the cost over this span, for a launch that lasts hours: 1h, 90m, 2d "
+        "(default: a month, 730 h as AWS's Pricing Calculator counts it)",
     )
 
 
@@ -375,9 +381,11 @@ def _check(args: argparse.Namespace) -> int:
     throttles a pattern."""
     from loadgen.design.loader import load_designs
     from loadgen.pricing import format_cost, load_prices
+    from loadgen.runner import cost_window
     from loadgen.simulate.launch import check
 
     prices = load_prices(args.prices, region=args.prices_region)
+    window = cost_window(args.window)
     designs = load_designs(args.design_file)
     if args.design not in (None, "all"):  # all: every variant, as run takes it
         chosen = [d for d in designs if d.name == args.design]
@@ -393,8 +401,8 @@ def _check(args: argparse.Namespace) -> int:
             print()
         print("\n".join(report.lines()))
         print()
-        cost = report.cost(prices)
-        print("\n".join(format_cost(cost, title="Cost a month, on paper")))
+        cost = report.cost(prices, window)
+        print("\n".join(format_cost(cost, title=f"{window.title}, on paper")))
         written.append({**report.to_dict(), "cost": cost})
         if report.failed:
             failed.append(design.name)
@@ -536,7 +544,7 @@ def _run_every_design(config: RunConfig, run: Any) -> int:
         worst = max(worst, _after_run(one, run_and_keep))
     print()
     print("Designs side by side, at the same access patterns and rates:")
-    print("\n".join(compare_designs(runs, config.load_prices())))
+    print("\n".join(compare_designs(runs, config.load_prices(), config.cost_window())))
     return worst
 
 

@@ -106,13 +106,31 @@ class RunConfig:
     prices: str | None = None
     """A prices file for the run's cost (default: the package's, `loadgen.pricing`)."""
     prices_region: str | None = None
-    """The region whose prices the cost is read at (default us-east-1)."""
+    """The region whose prices the cost is read at (default: a run on AWS, its region where
+    the prices file has it; else us-east-1)."""
+    window: str | None = None
+    """The cost's window: ``1h``, ``30m``, ``2d`` for a launch that lasts hours (default: a
+    month, 730 h as AWS's Pricing Calculator counts it)."""
 
     def load_prices(self) -> Any:
         """The run's prices (`loadgen.pricing.Prices`); ConfigError for a bad file or region."""
         from loadgen.pricing import load_prices
 
-        return load_prices(self.prices, region=self.prices_region)
+        region = self.prices_region
+        if region is None and self.aws:
+            aws_region = (
+                self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+            )
+            if aws_region:
+                try:
+                    return load_prices(self.prices, region=aws_region)
+                except ConfigError:
+                    pass  # a region the prices file has not: its stamp names the one used
+        return load_prices(self.prices, region=region)
+
+    def cost_window(self) -> Any:
+        """The window the run's cost is carried over (`loadgen.pricing.Window`)."""
+        return cost_window(self.window)
 
     @property
     def open_model(self) -> bool:
@@ -207,6 +225,7 @@ class RunConfig:
         if self.aws and self.endpoint:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
         self.duration_s()
+        self.cost_window()
         self.load_argv(None)  # the open model's settings, checked before a target starts
         from loadgen.design import keys as distributions
 
@@ -250,10 +269,33 @@ class RunConfig:
             argv += ["--design", self.design]
         if self.region:
             argv += ["--region", self.region]
+        # The web UI's running estimate prices as the summary will: the same file and region.
+        if self.prices:
+            argv += ["--prices", self.prices]
+        argv += ["--prices-region", self.load_prices().region]
         if self.metrics_port is not None:
             argv += ["--metrics-port", str(self.metrics_port), "--metrics-host", self.metrics_host]
         argv += ["--client", self.client]
         return argv + self.locust_args
+
+
+def cost_window(text: str | None) -> Any:
+    """``--window``: ``month`` (or none: a month) or a span (``1h``, ``90m``, ``2d``), as a
+    `loadgen.pricing.Window`; ConfigError naming the value otherwise."""
+    from loadgen.design.values import span_s
+    from loadgen.pricing import MONTH, Window
+
+    if text is None or str(text).strip().lower() in ("month", "1month", "a month"):
+        return MONTH
+    try:
+        seconds = span_s(text)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ConfigError(
+            f"--window must be a time span like 1h, 90m or 2d, or month (got {text!r})"
+        )
+    return Window(hours=seconds / 3600.0)
 
 
 def _pairs(value: dict[str, Any] | str, name: str, sep: str) -> str:
@@ -438,11 +480,13 @@ def _describe_aws(region: str | None) -> str:
 def run(config: RunConfig) -> dict[str, Any]:
     """Run the load test and return its results (also written to ``config.out``)."""
     design = None
+    launch_units = None
     if config.design_file:
         from loadgen.design.loader import load_design
 
         design = load_design(config.workload, config.design)  # errors before a target starts
         config.design = design.name
+        launch_units = _launch_units(design, config)
         if not config.open_model and not config.users_given:
             # The open model at the file's launch rates: the question a design asks.
             config.rates = {pid: r * config.rate_scale for pid, r in design.rates.items()}
@@ -479,7 +523,16 @@ def run(config: RunConfig) -> dict[str, Any]:
         warning = _engine_warning(config, target)
         if warning is not None:
             print(f"Warning: {warning}", file=sys.stderr, flush=True)
-        return _run_locust(config, locustfile, target)
+        return _run_locust(config, locustfile, target, launch_units)
+
+
+def _launch_units(design: Any, config: RunConfig) -> dict[str, Any]:
+    """Per access pattern, the units one execution consumes on each table and index, asked of
+    the simulation's model (`loadgen.simulate.demand.pattern_units`): what the run's cost at
+    launch demand is priced from (`loadgen.verdict.cost`)."""
+    from loadgen.simulate.demand import pattern_units
+
+    return pattern_units(design, seed=config.seed, distribution=config.distribution)
 
 
 def _prepare_design(config: RunConfig, design: Any, target: Target) -> None:
@@ -582,7 +635,12 @@ def _engine_warning(config: RunConfig, target: Target) -> str | None:
     )
 
 
-def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str, Any]:
+def _run_locust(
+    config: RunConfig,
+    locustfile: Path,
+    target: Target,
+    launch_units: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     # Locust monkey-patches the standard library when imported: import it only here, after
     # the target (a child process) has started.
     import gevent
@@ -666,9 +724,11 @@ def _run_locust(config: RunConfig, locustfile: Path, target: Target) -> dict[str
     answers = _target_answers(target)
     if answers is not None:
         results["target_answers"] = answers
+    for pattern in (results.get("design") or {}).get("patterns") or ():
+        pattern["units_per_execution"] = (launch_units or {}).get(pattern["id"])
     print(format_summary(results), flush=True)
     # The diagnosis; a design's verdicts; the cost a month.
-    print("\n".join(conclude(results, config.load_prices())), flush=True)
+    print("\n".join(conclude(results, config.load_prices(), config.cost_window())), flush=True)
     if config.out:
         write_results(results, config.out)
         print(f"\nResults written to {config.out}", file=sys.stderr)

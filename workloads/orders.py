@@ -27,6 +27,8 @@ from loadgen.workload import ConfigError, DynamoUser, WorkloadOptions, add_argum
 
 STATUSES = ("PLACED", "PAID", "SHIPPED", "DELIVERED", "CANCELLED")
 START = datetime(2026, 1, 1, tzinfo=UTC)
+SHIPPING = "s" * 900
+"""A new order's shipping address and summary, as sized as the design file's (900 bytes)."""
 
 
 def _s(value: str) -> dict[str, str]:
@@ -153,6 +155,9 @@ class OrdersUser(DynamoUser):
                         "gsi2sk": _s(f"{date}#{order_id}"),
                         "status": _s("PLACED"),
                         "total": {"N": str(self.random.randint(100, 100_000))},
+                        # The shipping address and the order's summary: a header just over
+                        # 1 KB, whose status-index entry costs 2 write units.
+                        "shipping": _s(SHIPPING),
                     },
                 }
             },

@@ -28,7 +28,7 @@ from loadgen.design.templates import RequestTemplate
 from loadgen.design.values import format_rate
 from loadgen.model.capacity import item_size
 from loadgen.model.partitions import PARTITION_READ_UNITS, PARTITION_WRITE_UNITS
-from loadgen.pricing import Prices, Usage, monthly_cost
+from loadgen.pricing import MONTH, Prices, Usage, Window, monthly_cost
 from loadgen.refusals import CAUSES
 
 __all__ = [
@@ -322,14 +322,16 @@ class CheckReport:
             for scope, (read, write) in totals.items()
         ]
 
-    def cost(self, prices: Prices) -> dict[str, Any]:
-        """The design's cost a month at its launch rates, in the form a run's is."""
+    def cost(self, prices: Prices, window: Window = MONTH) -> dict[str, Any]:
+        """The design's cost at its launch rates over ``window`` (a month by default), in the
+        form a run's is."""
         return monthly_cost(
             self.usage(),
             {table: float(size) for table, size in self.stored_bytes.items()},
             prices,
             basis="estimated",
-            how="the file's launch rates and item sizes, steady all month",
+            how="the file's launch rates and item sizes, steady",
+            window=window,
         )
 
     def hottest(self, k: int = 8) -> list[KeyLoad]:

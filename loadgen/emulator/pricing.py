@@ -14,7 +14,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from loadgen.emulator.wire import batch_entries, dumps, error_code
-from loadgen.model.capacity import Item, KeyValue, OperationCost, cost_of, item_size, key_value
+from loadgen.model.capacity import (
+    Item,
+    KeyValue,
+    OperationCost,
+    charged_on,
+    cost_of,
+    item_size,
+    key_value,
+)
 from loadgen.model.schema import TableSchema
 from loadgen.model.update_expression import apply_update
 
@@ -171,11 +179,11 @@ class Pricing:
         """The cost to settle on once the backend answered ``status`` and ``parsed``."""
         op, request = self.operation, self.request
         if status != 200:
-            if error_code(parsed) == "ConditionalCheckFailedException":
-                return self._cost(failed=True)  # still charged, indexes excepted
-            if error_code(parsed) == "TransactionCanceledException":
-                return estimate
-            return OperationCost(op, ())  # rejected requests consume nothing
+            cancelled = parsed.get("CancellationReasons") or ()
+            reasons = [r.get("Code") for r in cancelled if isinstance(r, dict)]
+            if charged_on(error_code(parsed), reasons) == "nothing":
+                return OperationCost(op, ())  # refused before any work: nothing consumed
+            return self._cost(failed=True)  # a failed condition, a cancellation: the table
         if op == "GetItem":
             item = parsed.get("Item")
             self.known["returned"] = self._whole(request, request["TableName"], item)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from loadgen.errors import ConfigError
-from loadgen.model.capacity import Charge, cost_of
+from loadgen.model.capacity import Charge, charged_on, cost_of
 from loadgen.model.schema import TableSchema
 
 __all__ = [
@@ -42,10 +42,6 @@ READ_OPERATIONS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "Transa
 
 ScopeUnits = tuple[str, str | None, float, float]
 """(table, index or None, read units, write units) reported for one table or index."""
-
-# A failed condition is still charged (to the table, not its indexes); any other final
-# error (a throttle, a validation error) consumed nothing.
-_CHARGED_ERRORS = frozenset({"ConditionalCheckFailedException"})
 
 
 def access_of(operation: str) -> Access:
@@ -106,10 +102,16 @@ def computed_charges(
     what a write replaced, from ``Attributes`` when the request asked for ``ALL_OLD`` or
     ``ALL_NEW``. Without them `loadgen.model.capacity.cost_of` estimates: an UpdateItem of an
     unknown item costs the minimum write, and a read projected by ``ProjectionExpression``
-    is sized as returned (so it may be undercounted). Raises `ConfigError` for a table
-    without a schema or an operation without a capacity rule.
+    is sized as returned (so it may be undercounted). A call that failed is charged as
+    `loadgen.model.capacity.charged_on` says (a cancelled transaction by the reasons in
+    ``response``). Raises `ConfigError` for a table without a schema or an operation
+    without a capacity rule.
     """
-    if error_code is not None and error_code not in _CHARGED_ERRORS:
+    reasons = [
+        r.get("Code") for r in response.get("CancellationReasons") or () if isinstance(r, Mapping)
+    ]
+    charged = charged_on(error_code, reasons)
+    if charged == "nothing":
         return ()
     returned: Any = None
     before: Any = None
@@ -137,7 +139,7 @@ def computed_charges(
             before=before,
             after=after,
             returned=returned,
-            failed=error_code is not None,
+            failed=charged == "table",
         )
     except (KeyError, TypeError, ValueError) as e:
         raise ConfigError(f"cannot compute the capacity of a {operation} request: {e!r}") from e

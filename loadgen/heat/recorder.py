@@ -14,12 +14,14 @@ from __future__ import annotations
 import logging
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from loadgen.errors import ConfigError
 from loadgen.heat.heatmap import HeatConfig, HeatMap, ScopeTally
 from loadgen.heat.load import LoadLedger
+from loadgen.model.capacity import rejected
 from loadgen.refusals import NOT_REPORTED, scope_of_arn
 
 __all__ = [
@@ -47,26 +49,16 @@ MESSAGES_PER_CODE = 5
 (a message may carry an item's values: its variety must not grow the results)."""
 OTHER_MESSAGES = "(other messages)"
 
-# Errors after which the request reached the item's partition: a throttle, a failed
-# condition, a cancelled transaction. Any other (a ValidationException, a missing table, a
-# broken connection) was refused before any work: it makes no heat and costs nothing.
-# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html
-_WORKED_ERRORS = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "ConditionalCheckFailedException",
-        "TransactionCanceledException",
-        "TransactionConflictException",
-    }
-)
-_NOT_REPORTED = ""  # a reason, resource or cause the target did not give
+
+_NOT_REPORTED = ""  # a reason, resource or cause the target did not give, as a counting key
 
 
-def makes_heat(error_code: str | None) -> bool:
-    """Whether a call ending in ``error_code`` (None: it succeeded) touched its partitions."""
-    return error_code is None or error_code in _WORKED_ERRORS
+def makes_heat(error_code: str | None, reasons: Sequence[str | None] = ()) -> bool:
+    """Whether a call ending in ``error_code`` (None: it succeeded; ``reasons``: a cancelled
+    transaction's codes) touched its partitions: all but what DynamoDB refuses before any work
+    (`loadgen.model.capacity.rejected`: a ValidationException, a missing table), which makes
+    no heat and costs nothing."""
+    return not rejected(error_code, reasons)
 
 
 def key_scope(table: str, index: str | None) -> str:
@@ -419,7 +411,7 @@ class RunRecorder:
             counts.cancellations.update(context.get("cancellation_codes") or ())
             if refusals and context.get("throttled_attempts"):
                 counts.final_throttles[_said(refusals[-1])] += 1
-        if not makes_heat(code):
+        if not makes_heat(code, context.get("cancellation_codes") or ()):
             counts.rejected += 1
             return  # refused before any work: no key was touched, nothing was consumed
         if isinstance(response, dict) and exception is None:

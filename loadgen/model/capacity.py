@@ -5,10 +5,15 @@ emulator calls `cost_of` per request to learn what to admit in the partition mod
 ``ConsumedCapacity`` to return; the heat exporter calls it where the target reports no
 consumed capacity. Both get the same numbers.
 
+What a request that did not succeed consumes is decided here too (`charged_on`): nothing for
+one DynamoDB refused before doing any work (a throttle, a validation error), the table's
+units without its indexes' for a failed condition or a cancelled transaction.
+
 Checked against DynamoDB Local (AWS's own engine) on these machines, which rounds the same way.
-Two deliberate differences: a Query or Scan that reads nothing, and a BatchGetItem key that
+Three deliberate differences: a Query or Scan that reads nothing, and a BatchGetItem key that
 finds nothing, cost the minimum read here as a GetItem miss does, where DynamoDB Local
-reports 0.
+reports 0; and an index write inside a transaction costs what it costs outside one, where
+DynamoDB Local doubles it (see `_Call.write`).
 """
 
 from __future__ import annotations
@@ -25,13 +30,16 @@ from loadgen.model.schema import IndexSchema, TableSchema
 
 __all__ = [
     "OPERATIONS",
+    "THROTTLES",
     "Charge",
+    "Charged",
     "Consistency",
     "Item",
     "Items",
     "KeyValue",
     "Kind",
     "OperationCost",
+    "charged_on",
     "consumed_capacity_response",
     "cost_of",
     "item_size",
@@ -39,12 +47,16 @@ __all__ = [
     "projected",
     "query_key",
     "read_units",
+    "rejected",
     "value_size",
     "write_units",
 ]
 
 Kind = Literal["read", "write"]
 Consistency = Literal["eventual", "strong", "transactional"]
+Charged = Literal["all", "table", "nothing"]
+"""What an answer is charged (`charged_on`): every charge of the request, the table's alone
+(its indexes' not), or nothing."""
 
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html
 READ_UNIT_BYTES = 4096
@@ -59,6 +71,64 @@ TRANSACTION_FACTOR = 2.0
 _LIST_OPERATIONS = frozenset(
     {"BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems"}
 )
+CONDITION_FAILED = "ConditionalCheckFailedException"
+TRANSACTION_CANCELLED = "TransactionCanceledException"
+THROTTLED_CANCELLATION = "ThrottlingError"
+"""The cancellation reason code of a transaction item DynamoDB throttled."""
+THROTTLES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
+"""The error codes of a throttle: a request refused for capacity, which more capacity serves."""
+
+
+def charged_on(error_code: str | None, reasons: Sequence[str | None] = ()) -> Charged:
+    """What DynamoDB charges an answer with ``error_code`` (None: it succeeded) and, for a
+    cancelled transaction, its items' cancellation ``reasons`` (codes, in request order).
+
+    - ``all``: the request succeeded; every charge of `cost_of`.
+    - ``table``: a failed condition, or a transaction cancelled by a condition, a conflict or
+      a validation of what it would write: the table's units (`cost_of` with ``failed``),
+      none of its indexes'.
+    - ``nothing``: a throttle (a transaction cancelled with a ``ThrottlingError`` among its
+      reasons too), a validation error or any other error DynamoDB answers before doing the
+      work.
+
+    >>> charged_on("ConditionalCheckFailedException"), charged_on("ValidationException")
+    ('table', 'nothing')
+    """
+    if error_code is None:
+        return "all"
+    if error_code == CONDITION_FAILED:
+        # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/read-write-operations.html
+        # (Capacity unit consumption for write operations): "If the expression evaluates to
+        # false, DynamoDB still consumes write capacity units from the table. The amount of
+        # consumed write capacity units depends on the size of the item. This item can be an
+        # existing item in the table or a new one you're attempting to create or update."
+        # From the table: no index entry changes, so no index is charged.
+        return "table"
+    if error_code == TRANSACTION_CANCELLED:
+        if THROTTLED_CANCELLATION in reasons:
+            return "nothing"  # throttled: DynamoDB charges no capacity for a throttled request
+        # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html
+        # (Capacity management for transactions): DynamoDB performs two underlying reads or
+        # writes of every item in the transaction, one to prepare it and one to commit it, and
+        # this capacity is consumed even when the transaction does not succeed. Its indexes
+        # are not written: "Changes made with transactions are propagated to global secondary
+        # indexes (GSIs) ... after the transaction completes successfully".
+        return "table"
+    # A throttle (ProvisionedThroughputExceededException, ThrottlingException,
+    # RequestLimitExceeded), a ValidationException, a missing table: refused before any item
+    # was read or written, so nothing is consumed.
+    return "nothing"
+
+
+def rejected(error_code: str | None, reasons: Sequence[str | None] = ()) -> bool:
+    """Whether DynamoDB refused the request before any work for what it asked, not for
+    capacity: it charges nothing (`charged_on`), and would refuse it at any rate (a
+    validation error, a missing table), where a throttle is served once capacity allows."""
+    if charged_on(error_code, reasons) != "nothing":
+        return False
+    return error_code not in THROTTLES and THROTTLED_CANCELLATION not in reasons
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +241,9 @@ def cost_of(
     - BatchGetItem: ``returned`` per requested key, in request order, or the response's
       ``Responses`` mapping. BatchWriteItem, TransactWriteItems: ``before`` and ``after`` per
       request item, in request order. TransactGetItems: ``returned`` per Get.
-    - ``failed``: the write's condition failed; the table is still charged, indexes are not.
+    - ``failed``: the request failed after DynamoDB did its work (`charged_on` says
+      ``table``: a failed condition, a cancelled transaction): the table is charged, its
+      indexes are not.
     """
     handler = _OPERATIONS.get(operation)
     if handler is None:
@@ -224,7 +296,17 @@ class _Call:
             for entry, size in _index_writes(index, old, new, estimate=estimate):
                 if index.local:
                     self.locals_seen.add((schema.name, index.name))
-                units = write_units(size, transactional=transactional)
+                # An index write in a transaction is charged at the standard rate: the
+                # transactional rate pays for "two underlying reads or writes of every item in
+                # the transaction: one to prepare the transaction and one to commit the
+                # transaction" (transaction-apis.html, Capacity management for transactions),
+                # and an index entry is no item of the transaction: "Transactions cannot be
+                # performed using indexes", its changes are "propagated to global secondary
+                # indexes (GSIs) ... after the transaction completes successfully" (same page),
+                # as every GSI is updated, "asynchronously, using an eventually consistent
+                # model" (gsi-throttling.html). Measured on AWS by others the same way; DynamoDB
+                # Local doubles it (docs/cost.md, "Transactions and their indexes").
+                units = write_units(size)
                 yield Charge(schema.name, index.name, "write", units, _pk(entry, index))
 
 

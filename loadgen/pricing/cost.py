@@ -1,15 +1,18 @@
-"""What a design costs a month: on-demand, provisioned and storage, per table and index.
+"""What a design costs over a window: on-demand, provisioned and storage, per table and index.
 
-The arithmetic, from units per second at AWS scale (a run's measured ones, or
-``loadgen check``'s estimate from a design file's rates and item sizes):
+The arithmetic, from units per second at AWS scale (a run's measured ones, the demand it was
+asked to carry, or ``loadgen check``'s estimate from a design file's rates and item sizes),
+over a `Window`: a month (the prices' 730 h, as AWS's Pricing Calculator counts it) unless a
+launch's hours are given:
 
-- **on-demand**: mean read and write units/s, times 3,600 x the month's hours (730), over
-  a million, times the price per million request units;
+- **on-demand**: mean read and write units/s, times 3,600 x the window's hours, over a
+  million, times the price per million request units;
 - **provisioned**: the capacity that carries the peak second at the target utilisation
   (70% by default, as AWS's auto scaling): ``ceil(peak / target)`` units, at least 1, times
-  the month's hours times the price per capacity-unit hour; and, where the table had
+  the window's hours times the price per capacity-unit hour; and, where the table had
   provisioned throughput, the cost of that throughput;
-- **storage**: bytes over a GB (2^30 bytes) times the price per GB-month;
+- **storage**: bytes over a GB (2^30 bytes) times the price per GB-month, for the window's
+  share of a month;
 
 each for the Standard and the Standard-IA table class. The free tier is not subtracted.
 
@@ -20,6 +23,7 @@ page did not show is ``None``, and so is any sum it enters: printed ``-``.
     usage = [Usage("ph-counter", read=50.0, write=200.0, peak_read=60.0, peak_write=230.0)]
     section = monthly_cost(usage, {"ph-counter": 2_000_000}, load_prices())
     print("\\n".join(format_cost(section)))
+    monthly_cost(usage, {}, load_prices(), window=Window(hours=1.0))  # a launch of an hour
 """
 
 from __future__ import annotations
@@ -34,8 +38,10 @@ from loadgen.pricing.prices import CLASSES, ClassPrices, Prices
 
 __all__ = [
     "COUNTED",
+    "MONTH",
     "TARGET_UTILIZATION",
     "Usage",
+    "Window",
     "currency_of",
     "format_cost",
     "format_money",
@@ -43,6 +49,7 @@ __all__ = [
     "monthly_cost",
     "on_demand_usd",
     "provisioned_usd",
+    "request_units_usd",
     "storage_usd",
 ]
 
@@ -50,14 +57,70 @@ TARGET_UTILIZATION = 0.7
 """Consumed over provisioned that auto scaling keeps a table at by default (70%)."""
 
 COUNTED = (
-    "Counted: units the requests consumed (throttled attempts are not charged; retries that "
-    "succeed are; transactions twice, eventually consistent reads half, a GSI write per index "
-    "the item is in, two when its index key changes) and stored bytes. Not counted: the free "
-    "tier, backups, streams, global-table replication, data transfer, reserved capacity."
+    "Counted: units the requests consumed (throttled attempts and requests rejected before any "
+    "work are not charged; retries that succeed are, and failed conditions and cancelled "
+    "transactions on the table; transactions twice, eventually consistent reads half, a GSI "
+    "write per index the item is in, two when its index key changes) and stored bytes. Not "
+    "counted: the free tier, backups, streams, global-table replication, data transfer, "
+    "reserved capacity."
 )
 """The one line of what a cost figure holds."""
 
 _LABEL = {"standard": "Standard", "standard_ia": "Standard-IA"}
+
+
+@dataclass(frozen=True)
+class Window:
+    """How long a cost is carried: a month (``hours`` None: the prices' month, 730 h) or a
+    launch's hours.
+
+    >>> Window().title, Window(hours=1.0).title
+    ('Cost a month', 'Cost of 1 h')
+    """
+
+    hours: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.hours is not None and not 0 < self.hours < math.inf:
+            raise ValueError(f"a cost window must be hours > 0 (got {self.hours!r})")
+
+    @property
+    def month(self) -> bool:
+        return self.hours is None
+
+    def hours_of(self, prices: Prices) -> float:
+        """The window's hours at ``prices`` (a month: their hours a month)."""
+        return prices.hours_per_month if self.hours is None else self.hours
+
+    @property
+    def title(self) -> str:
+        return "Cost a month" if self.hours is None else f"Cost of {_span(self.hours)}"
+
+    def words(self, prices: Prices) -> str:
+        """``a month of 730 h, as AWS's Pricing Calculator counts it`` or ``1 h``."""
+        return prices.month() if self.hours is None else _span(self.hours)
+
+    def to_dict(self, prices: Prices) -> dict[str, Any]:
+        return {"hours": self.hours_of(prices), "month": self.month, "words": self.words(prices)}
+
+
+MONTH = Window()
+"""A month: what a cost is carried to unless a window is given."""
+
+
+def _span(hours: float) -> str:
+    if hours < 1:
+        return f"{hours * 60:g} min"
+    return f"{hours:g} h" if hours < 48 else f"{hours / 24:g} days ({hours:g} h)"
+
+
+def window_of(section: Mapping[str, Any]) -> dict[str, Any]:
+    """A cost section's window (a month for one written before sections named theirs)."""
+    window = section.get("window")
+    if isinstance(window, Mapping):
+        return dict(window)
+    hours = section.get("prices", {}).get("hours_per_month", 730)
+    return {"hours": hours, "month": True, "words": f"a month of {hours:g} h"}
 
 
 @dataclass(frozen=True)
@@ -95,23 +158,28 @@ def _sum(values: Iterable[float | None]) -> float | None:
     return total
 
 
+def request_units_usd(read_units: float, write_units: float, prices: ClassPrices) -> float | None:
+    """On-demand read and write request units (counts), in the prices' currency."""
+    return _sum(
+        (
+            _times(read_units / 1e6, prices.on_demand_read_per_million),
+            _times(write_units / 1e6, prices.on_demand_write_per_million),
+        )
+    )
+
+
 def on_demand_usd(
     read_per_s: float, write_per_s: float, prices: ClassPrices, hours: float
 ) -> float | None:
-    """A month of on-demand request units at a steady mean rate, in the prices' currency."""
+    """``hours`` of on-demand request units at a steady mean rate, in the prices' currency."""
     seconds = 3600.0 * hours
-    return _sum(
-        (
-            _times(read_per_s * seconds / 1e6, prices.on_demand_read_per_million),
-            _times(write_per_s * seconds / 1e6, prices.on_demand_write_per_million),
-        )
-    )
+    return request_units_usd(read_per_s * seconds, write_per_s * seconds, prices)
 
 
 def provisioned_usd(
     read_units: float, write_units: float, prices: ClassPrices, hours: float
 ) -> float | None:
-    """A month of provisioned read and write capacity units, in the prices' currency."""
+    """``hours`` of provisioned read and write capacity units, in the prices' currency."""
     hourly = _sum(
         (
             _times(read_units, prices.provisioned_rcu_hour),
@@ -121,9 +189,11 @@ def provisioned_usd(
     return None if hourly is None else hourly * hours
 
 
-def storage_usd(stored_bytes: float, prices: ClassPrices, gb_bytes: int) -> float | None:
-    """A month of stored bytes, in the prices' currency."""
-    return _times(stored_bytes / gb_bytes, prices.storage_gb_month)
+def storage_usd(
+    stored_bytes: float, prices: ClassPrices, gb_bytes: int, months: float = 1.0
+) -> float | None:
+    """``months`` (a month by default) of stored bytes, in the prices' currency."""
+    return _times(stored_bytes / gb_bytes * months, prices.storage_gb_month)
 
 
 def needed_capacity(peak_per_s: float, target: float) -> int:
@@ -147,16 +217,20 @@ def monthly_cost(
     *,
     target: float = TARGET_UTILIZATION,
     basis: str = "measured",
-    how: str = "mean units/s over the run at AWS scale, carried to a month",
+    how: str = "mean units/s over the run at AWS scale",
+    window: Window = MONTH,
 ) -> dict[str, Any]:
-    """The cost section: per table and index, per table, and the total (see the docstring).
+    """The cost section over ``window`` (a month by default): per table and index, per
+    table, and the total (see the module docstring).
 
     ``stored_bytes`` maps a table (or ``table/index``) to its stored bytes; a table absent
     from it has no storage figure (``None``). The figure a gate reads per table
-    (``monthly_usd``) is the table as it ran: its provisioned throughput where it had some,
-    else on-demand, plus its storage, Standard class.
+    (``monthly_usd``, whatever the window: the key keeps its first name) is the table as it
+    ran: its provisioned throughput where it had some, else on-demand, plus its storage,
+    Standard class.
     """
-    hours = prices.hours_per_month
+    hours = window.hours_of(prices)
+    months = hours / prices.hours_per_month
     scopes: list[dict[str, Any]] = []
     tables: dict[str, dict[str, Any]] = {}
     for u in sorted(usage, key=lambda u: (u.table, "/" in u.scope, u.scope)):
@@ -169,6 +243,12 @@ def monthly_cost(
             "peak_write_units_per_s": round(u.peak_write, 6),
             "on_demand_usd": _by_class(
                 lambda c, u=u: on_demand_usd(u.read, u.write, prices.of(c), hours)
+            ),
+            "read_on_demand_usd": _by_class(
+                lambda c, u=u: on_demand_usd(u.read, 0.0, prices.of(c), hours)
+            ),
+            "write_on_demand_usd": _by_class(
+                lambda c, u=u: on_demand_usd(0.0, u.write, prices.of(c), hours)
             ),
             "provisioned": {
                 "read_capacity": rcu,
@@ -220,7 +300,7 @@ def monthly_cost(
         known = any(s.split("/", 1)[0] == name for s in stored_bytes)
         table["storage_bytes"] = stored if known else None
         table["storage_usd"] = (
-            _by_class(lambda c, b=stored: storage_usd(b, prices.of(c), prices.gb_bytes))
+            _by_class(lambda c, b=stored: storage_usd(b, prices.of(c), prices.gb_bytes, months))
             if known
             else None
         )
@@ -247,6 +327,7 @@ def monthly_cost(
         "prices": prices.to_dict(),
         "currency": prices.currency,
         "stamp": prices.stamp(),
+        "window": window.to_dict(prices),
         "target_utilization": target,
         "scopes": scopes,
         "tables": dict(sorted(tables.items())),
@@ -279,22 +360,27 @@ def currency_of(section: Mapping[str, Any]) -> str:
     return str(section.get("currency") or section.get("prices", {}).get("currency") or "USD")
 
 
-def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> list[str]:
-    """The cost section as the summary and ``loadgen check`` print it."""
+def format_cost(
+    section: Mapping[str, Any], *, title: str | None = None, counted: bool = True
+) -> list[str]:
+    """The cost section as the summary and ``loadgen check`` print it: ``title`` (default:
+    the section's window, ``Cost a month``), how it was made, each table and index, each
+    table, the totals, what is not priced and (``counted``) what a figure holds."""
     stamp = section["stamp"]
     currency = currency_of(section)
+    window = window_of(section)
 
     def money(value: float | None) -> str:
         return format_money(value, currency)
 
     target = section["target_utilization"]
-    hours = section["prices"]["hours_per_month"]
+    heading = title or ("Cost a month" if window["month"] else f"Cost of {window['words']}")
     how = (
-        f"How: {section['how']} ({hours:g} hours); provisioned: the capacity that carries "
-        f"the peak second at {target:.0%} utilisation."
+        f"How: {section['how']}, carried to {window['words']}; provisioned: the capacity that "
+        f"carries the peak second at {target:.0%} utilisation."
     )
     lines = [
-        f"{title} ({section['basis']}; {stamp}; {currency}):",
+        f"{heading} ({section['basis']}; {stamp}; {currency}):",
         *textwrap.wrap(how, 100, initial_indent="  ", subsequent_indent="    "),
         f"  {'Table or index':<22} {'read u/s':>9} {'write u/s':>9} {'on-demand':>11} "
         f"{'peak r/w u/s':>13}  provisioned at peak (units)",
@@ -331,7 +417,8 @@ def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> l
         lines.append(f"    {name:<22} {pair[0]:>23} {pair[1]:>23}  {stored}")
     total = section["total"]
     storage = total["storage_usd"] or {}
-    lines.append(f"  Total a month ({stamp}):")
+    span = "a month" if window["month"] else f"of {window['words']}"
+    lines.append(f"  Total {span} ({stamp}):")
     for name in CLASSES:
         lines.append(
             f"    {_LABEL[name]:<12} on-demand {money(total['on_demand_usd'][name]):>11}  "
@@ -339,12 +426,21 @@ def format_cost(section: Mapping[str, Any], *, title: str = "Cost a month") -> l
             f"storage {money(storage.get(name)):>9}"
         )
     lines.append(f"    The tables as run (Standard, with storage): {money(total['monthly_usd'])}")
-    unpriced = section["prices"].get("unpriced") or []
-    if unpriced:
-        note = (
-            f"-: not priced: {section['prices']['region']}'s prices page, as read, does not "
-            f"show {', '.join(unpriced)} (see {section['prices']['file']})."
+    lines += unpriced_lines(section)
+    if counted:
+        lines += textwrap.wrap(
+            section["counted"], 100, initial_indent="  ", subsequent_indent="    "
         )
-        lines += textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="    ")
-    lines += textwrap.wrap(section["counted"], 100, initial_indent="  ", subsequent_indent="    ")
     return lines
+
+
+def unpriced_lines(section: Mapping[str, Any]) -> list[str]:
+    """The line naming the figures no source priced (``-`` in the tables), if any."""
+    unpriced = section["prices"].get("unpriced") or []
+    if not unpriced:
+        return []
+    note = (
+        f"-: not priced: no source gives {section['prices']['region']}'s "
+        f"{', '.join(unpriced)} (see {section['prices']['file']})."
+    )
+    return textwrap.wrap(note, 100, initial_indent="  ", subsequent_indent="    ")

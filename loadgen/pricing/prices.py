@@ -1,17 +1,18 @@
 """DynamoDB's prices per region, read from a dated data file.
 
-The package's own file (``prices.json`` beside this module) gives each figure with the AWS
-page it belongs to, the date it was read and whether that page showed it; ``--prices FILE``
-reads another file of the same shape. A file that does not parse, or lacks a figure, raises
-`ConfigError` naming the value and what was expected (the CLI exits 2).
+The package's own file (``prices.json`` beside this module) gives each figure with where AWS
+published it (the source and its date) and whether a source gives it (``verified``); ``--prices
+FILE`` reads another file of the same shape. A file that does not parse, or lacks a figure,
+raises `ConfigError` naming the value and what was expected (the CLI exits 2).
 
 Each region's table is in its own currency (``"currency": "CNY"`` for the China regions; USD
-where a file names none). A figure is ``null`` where the page read did not show it: the cost
-it would price is then no figure (``None``), never a guess.
+where a file names none). A figure is ``null`` where no source gave it: the cost it would price
+is then no figure (``None``), never a guess.
 
     prices = load_prices(region="us-east-1")
     prices.on_demand_write_per_million          # 0.625 (Standard table class)
     prices.of("standard_ia").storage_gb_month   # 0.1
+    prices.stamp()                              # 'us-east-1, AWS Price List 2026-08-15'
     load_prices(region="cn-north-1").currency   # 'CNY'
 """
 
@@ -27,9 +28,20 @@ from typing import Any
 
 from loadgen.errors import ConfigError
 
-__all__ = ["CLASSES", "DEFAULT_REGION", "FIGURES", "ClassPrices", "Prices", "load_prices"]
+__all__ = [
+    "CALCULATOR_MONTH_HOURS",
+    "CLASSES",
+    "DEFAULT_REGION",
+    "FIGURES",
+    "ClassPrices",
+    "Prices",
+    "add_price_flags",
+    "load_prices",
+]
 
 DEFAULT_REGION = "us-east-1"
+CALCULATOR_MONTH_HOURS = 730.0
+"""AWS's Pricing Calculator's month: 365 days x 24 h / 12 (its pages' examples take 720)."""
 CLASSES = ("standard", "standard_ia")
 """Table classes: DynamoDB Standard and DynamoDB Standard-Infrequent Access."""
 FIGURES = (
@@ -44,7 +56,7 @@ FIGURES = (
 
 @dataclass(frozen=True)
 class ClassPrices:
-    """One table class's prices in one region, in its currency; None: not on the page read."""
+    """One table class's prices in one region, in its currency; None: no source gave it."""
 
     on_demand_read_per_million: float | None
     on_demand_write_per_million: float | None
@@ -59,23 +71,26 @@ class Prices:
 
     region: str
     read_on: str
-    """The date the figures were read (ISO)."""
+    """The date the figures were looked up (ISO)."""
     verified: bool
-    """True when every figure was read on AWS's own pricing page."""
+    """True when a source gives every figure that has a price."""
     status: str
     sources: tuple[str, ...]
-    """The AWS pages the figures belong to."""
+    """Where AWS published the figures."""
     classes: dict[str, ClassPrices]
     currency: str = "USD"
     """ISO 4217 code of every figure in the table: ``USD``, ``CNY``."""
     partly_verified: bool = False
-    """True when some figures, not all, were read on AWS's own page."""
+    """True when a source gives some of the priced figures, not all."""
     unpriced: tuple[str, ...] = ()
-    """``class.figure`` of each figure the page read did not show: ``standard.storage_gb_month``."""
+    """``class.figure`` of each figure no source gave: ``standard.storage_gb_month``."""
     hours_per_month: float = 730.0
+    """Hours a month is carried to: 730, as AWS's Pricing Calculator counts it."""
     gb_bytes: int = 1024**3
     origin: str = "loadgen/pricing/prices.json"
     """The file read: the package's, or ``--prices FILE``."""
+    published: str = ""
+    """Where and when the region's figures were published: ``AWS Price List 2026-08-15``."""
 
     def of(self, table_class: str) -> ClassPrices:
         return self.classes[table_class]
@@ -85,18 +100,27 @@ class Prices:
         return self.classes["standard"].on_demand_write_per_million
 
     def stamp(self) -> str:
-        """``us-east-1, prices read 2026-11-25 (unverified)``: printed with every figure."""
+        """``us-east-1, AWS Price List 2026-08-15``: printed with every figure (``(unverified)``
+        after it where a file marks a priced figure so)."""
         if self.verified:
             mark = ""
         elif self.partly_verified:
             mark = " (partly verified)"
         else:
             mark = " (unverified)"
-        return f"{self.region}, prices read {self.read_on}{mark}"
+        return f"{self.region}, {self.published or f'prices read {self.read_on}'}{mark}"
+
+    def month(self) -> str:
+        """``a month of 730 h, as AWS's Pricing Calculator counts it``: with every figure."""
+        words = f"a month of {self.hours_per_month:g} h"
+        if self.hours_per_month == CALCULATOR_MONTH_HOURS:
+            words += ", as AWS's Pricing Calculator counts it"
+        return words
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "region": self.region,
+            "published": self.published,
             "read_on": self.read_on,
             "verified": self.verified,
             "partly_verified": self.partly_verified,
@@ -117,8 +141,8 @@ def _number(where: str, value: Any, currency: str) -> float:
 
 
 def _figure(where: str, value: Any, currency: str) -> tuple[float | None, str | None, bool]:
-    """A figure is a number, or ``{"price": number or null, "source": url, "verified": bool}``
-    (``"usd"`` for ``"price"`` in files of the first shape); null: the page did not show it."""
+    """A figure is a number, or ``{"price": number or null, "source": text, "verified": bool}``
+    (``"usd"`` for ``"price"`` in files of the first shape); null: no source gave it."""
     source, verified = None, True
     if isinstance(value, dict):
         source = value.get("source")
@@ -175,9 +199,10 @@ def parse_prices(data: Any, region: str, origin: str) -> Prices:
                 f"{where}.classes.{name}.{figure}", figures[figure], currency
             )
             values[figure] = value
-            seen.append(ok)
             if value is None:
                 unpriced.append(f"{name}.{figure}")
+            else:
+                seen.append(ok)
             if source and source not in sources:
                 sources.append(source)
         classes[name] = ClassPrices(**values)
@@ -198,9 +223,15 @@ def parse_prices(data: Any, region: str, origin: str) -> Prices:
         raise ConfigError(
             f"{origin}: gb_bytes: expected bytes in a GB, an integer > 0 (got {gb!r})"
         )
+    published = body.get("published", "")
+    if not isinstance(published, str):
+        raise ConfigError(
+            f"{where}.published: expected where the prices were published (got {published!r})"
+        )
     return Prices(
         region=region,
         read_on=read_on,
+        published=published,
         verified=verified and all(seen),
         status=str(body.get("status", "")),
         currency=currency,
@@ -231,3 +262,18 @@ def load_prices(path: str | Path | None = None, *, region: str | None = None) ->
     except ValueError as e:
         raise ConfigError(f"prices file {origin!r} is not JSON: {e}") from None
     return parse_prices(data, region, origin)
+
+
+def add_price_flags(parser: Any) -> None:
+    """``--prices FILE`` and ``--prices-region REGION`` on an argparse parser: the prices a
+    command's costs are read at (`load_prices`)."""
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="prices file for the costs (default: the package's, sourced and dated per region)",
+    )
+    parser.add_argument(
+        "--prices-region",
+        metavar="REGION",
+        help=f"region of the prices (default {DEFAULT_REGION}; a run on AWS: its region)",
+    )

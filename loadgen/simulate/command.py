@@ -19,6 +19,8 @@ from loadgen.design.loader import Design, is_design_file, load_design
 from loadgen.design.values import rate_per_s, span_s
 from loadgen.errors import ConfigError
 from loadgen.heat.results import write_results
+from loadgen.pricing import add_price_flags, load_prices
+from loadgen.simulate.cost import cost_lines, needs_replay, profile_cost, provisioned_replay
 from loadgen.simulate.engine import Settings, simulate
 from loadgen.simulate.launch import LAUNCH_S, launch_profile
 from loadgen.simulate.output import build_results, timeline_lines
@@ -54,8 +56,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="hours of launch traffic through the partition model on a virtual clock, in seconds",
         description="Put a workload's or design file's access patterns, at AWS's own figures "
         "(scale 1), through the partition model on a virtual clock: no server, no requests. "
-        "Prints a per-minute timeline per table, index and pattern and the first minute each "
-        "pattern fails and why; --out writes a results file for loadgen report and gate.",
+        "Prints a per-minute timeline per table, index and pattern, the first minute each "
+        "pattern fails and why, and what the profile costs per hour and in total, on demand "
+        "and provisioned with auto scaling (the profile simulated again provisioned, unless it "
+        "ran so); --out writes a results file for loadgen report and gate.",
     )
     simulate_parser.add_argument("workload", help=f"{', '.join(SHIPPED)} or a design file")
     simulate_parser.add_argument("--design", help="one variant of the file (default: the first)")
@@ -109,6 +113,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     simulate_parser.add_argument(
         "--every", default="1m", help="print every Nth minute of the timeline (default 1m)"
     )
+    add_price_flags(simulate_parser)
 
 
 def _profile(args: argparse.Namespace, design: Design) -> Profile:
@@ -164,6 +169,7 @@ def run_simulate(
         warm_read_units=args.warm_reads,
         scale=args.scale,
     )
+    prices = load_prices(args.prices, region=args.prices_region)  # a bad file: before the run
     for note in design.notes:  # what check and run state too (an index nothing writes)
         print(f"Design: {note}", file=sys.stderr, flush=True)
     result = simulate(design, profile, settings)
@@ -171,6 +177,12 @@ def run_simulate(
     results = build_results(result)
     if conclude is not None:
         print("\n".join(conclude(results)), flush=True)
+    # Provisioned with auto scaling, as the simulation scales it: the profile again with the
+    # on-demand tables provisioned, unless they ran provisioned and auto scaled already.
+    twin = simulate(design, profile, provisioned_replay(result)) if needs_replay(result) else None
+    section = profile_cost(result, twin, prices)
+    print("", *cost_lines(section), sep="\n", flush=True)
+    results["simulation"]["cost"] = section
     if args.out:
         write_results(results, args.out)
         print(f"\nResults written to {args.out}", file=sys.stderr)

@@ -57,6 +57,7 @@ __all__ = [
     "PatternDemand",
     "largest_request",
     "pattern_demands",
+    "pattern_units",
 ]
 
 EXACT_KEYS = 1 << 20
@@ -199,6 +200,21 @@ class PatternDemand:
     def profile(self, lane: Lane) -> KeyProfile:
         """The lane's key profile at the generators' current clock."""
         return key_profile(lane, self.generators, self.each)
+
+    def lane_units(self, lane: Lane) -> float:
+        """Units one execution charges through ``lane``: a touch's units times its touches
+        per execution (items at their starting size: `Lane.growth` is the engine's)."""
+        return lane.units * self.profile(lane).touches
+
+    def units(self) -> dict[str, dict[str, float]]:
+        """Units one execution consumes on each table and index (``table`` or
+        ``table/index``), read and write: what a simulated execution is charged."""
+        totals: dict[str, dict[str, float]] = {}
+        for lane in self.lanes:
+            scope = lane.table if lane.index is None else f"{lane.table}/{lane.index}"
+            slot = totals.setdefault(scope, {"read": 0.0, "write": 0.0})
+            slot[lane.kind] += self.lane_units(lane)
+        return totals
 
 
 def _names_specs(value: Any, specs: dict[str, list[str]]) -> None:
@@ -529,6 +545,16 @@ def largest_request(
                         where = table if index is None else f"{table}/{index}"
                         largest = LargestRequest(units, spec.id, where)
     return largest
+
+
+def pattern_units(
+    design: Design, *, seed: int = 1, distribution: str = "zipf:0.99"
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Per access pattern id, the units one execution consumes on each table and index
+    (`PatternDemand.units`): what a run's launch demand is priced from
+    (`loadgen.verdict.cost`), the figure a simulation charges, asked of the same model."""
+    generators = design.generators(seed=seed, default_distribution=distribution)
+    return {demand.id: demand.units() for demand in pattern_demands(design, generators)}
 
 
 def _growth(

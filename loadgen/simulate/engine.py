@@ -126,6 +126,10 @@ class Settings:
     fluctuate: bool = True
     """Draw each second's executions per pattern and touches per partition at random, as
     traffic meets them (the hottest keys over the run too); False: their expectations."""
+    provision: tuple[tuple[str, str | None, float, float], ...] = ()
+    """``(table, index or None, read, write)``: run these on-demand tables and their GSIs
+    provisioned at these capacity units instead, auto scaled from there with
+    ``auto_scaling`` (what ``loadgen simulate`` prices as provisioned with auto scaling)."""
     scale: float = 1.0
     """Simulate a run at this scale (1: AWS). A ``loadgen run --scale S`` sends S times the
     requests to S times the ceilings: its counts fluctuate 1/sqrt(S) times as much, and its
@@ -336,7 +340,31 @@ class _Heat:
                 self.refused[number] = 0.0
 
 
+def _provisioned(schema: TableSchema, settings: Settings) -> TableSchema:
+    """The on-demand ``schema`` switched to provisioned at the capacity ``settings.provision``
+    gives its table and each GSI (1 unit each way where it gives none)."""
+    given = {index: (r, w) for table, index, r, w in settings.provision if table == schema.name}
+    if not schema.on_demand or not given:
+        return schema
+
+    def throughput(index: str | None) -> dict[str, float]:
+        read, write = given.get(index, (1.0, 1.0))
+        return {"ReadCapacityUnits": max(1.0, read), "WriteCapacityUnits": max(1.0, write)}
+
+    request: dict[str, Any] = {
+        "BillingMode": "PROVISIONED",
+        "ProvisionedThroughput": throughput(None),
+    }
+    if schema.global_indexes:
+        request["GlobalSecondaryIndexUpdates"] = [
+            {"Update": {"IndexName": i.name, "ProvisionedThroughput": throughput(i.name)}}
+            for i in schema.global_indexes
+        ]
+    return schema.with_update(request)
+
+
 def _with_settings(schema: TableSchema, settings: Settings) -> TableSchema:
+    schema = _provisioned(schema, settings)
     if not schema.on_demand or (
         settings.warm_read_units is None and settings.warm_write_units is None
     ):

@@ -118,7 +118,7 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
             slot = units.setdefault(_scope_name(lane.table, lane.index), {"read": 0, "write": 0})
             charged = result.grown_units.get((demand.id, place))
             if charged is None:  # its items keep their size: each touch costs its units
-                charged = admitted * lane.units * profiles[place].touches
+                charged = admitted * demand.lane_units(lane)
             slot[lane.kind] = round(slot[lane.kind] + charged, 3)
         hottest: dict[str, Any] | None = None
         scope_keys: dict[str, dict[str, Any]] = {}

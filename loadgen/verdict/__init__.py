@@ -4,8 +4,10 @@ Owns: the thresholds file (`thresholds`), the checks (`checks`) and ``loadgen ga
 (`gate`) with its text, JUnit and Markdown outputs (`formats`), the reading of a results file
 (`analysis`), the diagnosis of the heat with AWS's remedies (`diagnosis`), the verdict per
 access pattern of a design run (`patterns`), what the target said of each refusal
-(`reasons`: throttles by reason and cause, errors with their messages), the end of a run's
-printed summary (`summary`), and the HTML report with its charts (`report`, `charts`). Reads
-results files only: imports `loadgen.model`, `loadgen.refusals`, `loadgen.errors` and
-`loadgen.configfile`; never a client, the emulator or Locust.
+(`reasons`: throttles by reason and cause, errors with their messages), the demand a run was
+asked to carry and whether it served it (`launch`), its cost (`cost`), designs side by side
+(`compare`), the end of a run's printed summary (`summary`), and the HTML report with its
+charts (`report`, `charts`). Reads results files only: imports `loadgen.model`,
+`loadgen.pricing`, `loadgen.refusals`, `loadgen.errors` and `loadgen.configfile`; never a
+client, the emulator or Locust.
 """

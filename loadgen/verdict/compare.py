@@ -3,9 +3,11 @@
 ``loadgen run DESIGN_FILE --design all`` runs each variant in turn on the same patterns and
 rates, then prints this table: per access pattern and design, the verdict, the throttled
 share of attempts, the hottest key's share of its table's or index's key touches and what the
-pattern's units cost a month on demand; then per design its cost a month (on demand,
-provisioned for its peak second, storage) next to whether it passed, and the cheapest design
-that passes every pattern.
+pattern costs on demand at launch demand; then per design its cost at launch demand (on
+demand, provisioned, storage) beside its measured cost and whether it served its launch, how
+each design's launch demand differs from the first's, and the cheapest design that passes
+every pattern, at launch demand. A design that did not serve its launch is marked: its
+measured cost is lower because DynamoDB refused its load (`loadgen.verdict.cost`).
 
     print("\\n".join(compare_designs([results_bad, results_good])))
 """
@@ -15,12 +17,12 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from loadgen.pricing import Prices, format_money, load_prices
-from loadgen.verdict.cost import cost_of, pattern_costs
+from loadgen.pricing import Prices, Window, format_money, window_of
+from loadgen.verdict.cost import FAILING_SHARE, cost_of, pattern_costs, throttled_shares
 
 __all__ = ["THROTTLED_FAIL", "compare_designs", "compare_html", "pattern_rows"]
 
-THROTTLED_FAIL = 0.01
+THROTTLED_FAIL = FAILING_SHARE
 """A pattern with more than this share of its attempts throttled fails (where a results file
 carries no verdicts of its own)."""
 
@@ -29,14 +31,11 @@ def pattern_rows(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Per access pattern (the operation rows' names): verdict, throttled share, hot key."""
     verdicts = {v["id"]: v for v in results.get("verdicts") or () if "id" in v}
     rows: dict[str, dict[str, Any]] = {}
+    for name, (throttled, attempts) in throttled_shares(results).items():
+        rows[name] = {"attempts": attempts, "throttled": throttled, "hot_key": None}
     for row in results["operations"]:
-        name = row["name"]
-        attempts = row["requests"] + row.get("retries", 0)
-        entry = rows.setdefault(name, {"attempts": 0, "throttled": 0, "hot_key": None})
-        entry["attempts"] += attempts
-        entry["throttled"] += row["throttled_attempts"]
         if row.get("hot_key"):
-            entry["hot_key"] = row["hot_key"]
+            rows[row["name"]]["hot_key"] = row["hot_key"]
     for name, entry in rows.items():
         share = entry["throttled"] / entry["attempts"] if entry["attempts"] else 0.0
         entry["throttled_share"] = share
@@ -48,17 +47,23 @@ def pattern_rows(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return rows
 
 
-def compare_designs(runs: list[dict[str, Any]], prices: Prices | None = None) -> list[str]:
-    """The side-by-side table, one line per pattern and design, then each design's cost."""
-    prices = prices or load_prices()
-    currency = prices.currency
+def compare_designs(
+    runs: list[dict[str, Any]], prices: Prices | None = None, window: Window | None = None
+) -> list[str]:
+    """The side-by-side table, one line per pattern and design, then each design's cost at
+    launch demand beside its measured cost (at ``prices`` over ``window``: by default the
+    results' own)."""
+    sections = [cost_of(r, prices, window=window) for r in runs]
+    first = sections[0]
+    currency = first["currency"]
+    span = window_of(first)
 
     def money(value: float | None) -> str:
         return format_money(value, currency)
 
     lines = [
         f"{'Pattern':<22} {'Design':<18} {'Verdict':<8} {'Throttled':>10} {'Hottest key':<32}"
-        f" {'Share':>6} {'On-demand/month':>16}",
+        f" {'Share':>6} {'At launch, on demand':>21}",
     ]
     lines.append("-" * len(lines[0]))
     per_design = [(r["run"].get("design") or "?", pattern_rows(r), r) for r in runs]
@@ -78,24 +83,45 @@ def compare_designs(runs: list[dict[str, Any]], prices: Prices | None = None) ->
             lines.append(
                 f"{pattern:<22} {design:<18} {row['verdict']:<8} "
                 f"{row['throttled_share']:>9.1%} {(hot or {}).get('key', '-')[:32]:<32} "
-                f"{(hot or {}).get('share', 0.0):>6.1%} {money(costs.get(pattern)):>16}"
+                f"{(hot or {}).get('share', 0.0):>6.1%} {money(costs.get(pattern)):>21}"
             )
     failing = {d for d, rows, _ in per_design if any(r["verdict"] == "FAIL" for r in rows.values())}
     passing = [d for d, _, _ in per_design if d not in failing]
+    cost_title = "Cost a month" if span["month"] else f"Cost of {span['words']}"
     lines += [
         "",
-        f"Cost a month per design ({prices.stamp()}; Standard table class; {prices.currency}):",
+        f"{cost_title} per design at launch demand ({first['stamp']}; {span['words']}; "
+        f"Standard table class; {currency}), beside what the run's served requests consumed:",
     ]
     totals: dict[str, float | None] = {}
-    for design, _, results in per_design:
-        total = cost_of(results, prices)["total"]
-        totals[design] = total["on_demand_usd"]["standard"]
+    unserved: list[tuple[str, dict[str, Any]]] = []
+    for (design, _, _), section in zip(per_design, sections, strict=True):
+        launch = (section.get("launch") or section)["total"]
+        totals[design] = launch["on_demand_usd"]["standard"]
+        status = section.get("served") or {}
+        mark = "FAIL" if design in failing else "PASS"
+        if status.get("served") is False:
+            mark += ", did NOT serve its launch"
+            unserved.append((design, section))
+        elif status.get("served") is None and status:
+            mark += ", launch not delivered by this machine"
         lines.append(
-            f"  {design:<18} on-demand {money(total['on_demand_usd']['standard']):>11}  "
-            f"provisioned {money(total['provisioned_usd']['standard']):>11}  storage "
-            f"{money((total['storage_usd'] or {}).get('standard')):>9}  "
-            f"{'FAIL' if design in failing else 'PASS'}"
+            f"  {design:<18} on-demand {money(launch['on_demand_usd']['standard']):>11}  "
+            f"provisioned {money(launch['provisioned_usd']['standard']):>11}  storage "
+            f"{money((launch['storage_usd'] or {}).get('standard')):>9}  measured on demand "
+            f"{money(section['total']['on_demand_usd']['standard']):>11}  {mark}"
         )
+    for design, section in unserved:
+        measured = section["total"]["on_demand_usd"]["standard"]
+        launch_figure = totals[design]
+        gap = (
+            f" its measured {money(measured)} is {money(launch_figure - measured)} under its "
+            "launch demand: throttling, not a saving"
+            if measured is not None and launch_figure is not None and launch_figure > measured
+            else ""
+        )
+        lines.append(f"  {design}: {section['served']['why']};{gap}")
+    lines += _differences(per_design, sections, money)
     lines.append("")
     lines.append(
         f"Passing every pattern: {', '.join(passing)}"
@@ -106,10 +132,51 @@ def compare_designs(runs: list[dict[str, Any]], prices: Prices | None = None) ->
     if priced:
         cheapest = min(priced, key=lambda d: totals[d] or 0.0)
         lines.append(
-            f"Cheapest that passes: {cheapest}, {money(totals[cheapest])} a month on demand"
+            f"Cheapest that passes: {cheapest}, {money(totals[cheapest])} on demand at launch "
+            f"demand ({span['words']})"
         )
     elif passing:
-        lines.append(f"Cheapest that passes: not known ({prices.region} has no on-demand price)")
+        lines.append(
+            f"Cheapest that passes: not known ({first['prices']['region']} has no on-demand price)"
+        )
+    return lines
+
+
+def _differences(
+    per_design: list[tuple[str, dict[str, Any], dict[str, Any]]],
+    sections: list[dict[str, Any]],
+    money: Any,
+) -> list[str]:
+    """How each design's launch demand differs from the first's, table or index by table or
+    index, read and write: where a design's extra cost comes from."""
+    if len(sections) < 2:
+        return []
+
+    def figures(section: dict[str, Any]) -> dict[tuple[str, str], tuple[float, float | None]]:
+        found: dict[tuple[str, str], tuple[float, float | None]] = {}
+        for row in (section.get("launch") or section)["scopes"]:
+            for kind in ("read", "write"):
+                found[(row["scope"], kind)] = (
+                    row[f"{kind}_units_per_s"],
+                    row.get(f"{kind}_on_demand_usd", {}).get("standard"),
+                )
+        return found
+
+    base_name = per_design[0][0]
+    base = figures(sections[0])
+    lines = ["", f"At launch demand, against {base_name} (units/s at AWS scale, on demand):"]
+    for (design, _, _), section in zip(per_design[1:], sections[1:], strict=True):
+        theirs = figures(section)
+        parts = []
+        for where in sorted({*base, *theirs}):
+            units = theirs.get(where, (0.0, 0.0))[0] - base.get(where, (0.0, 0.0))[0]
+            mine, first = theirs.get(where, (0.0, 0.0))[1], base.get(where, (0.0, 0.0))[1]
+            if abs(units) < 0.05:
+                continue
+            usd = None if mine is None or first is None else mine - first
+            worth = "-" if usd is None else ("+" if usd >= 0 else "-") + money(abs(usd))
+            parts.append(f"{where[0]} {where[1]}s {units:+,.1f} ({worth})")
+        lines.append(f"  {design}: {'; '.join(parts) if parts else 'the same demand'}")
     return lines
 
 

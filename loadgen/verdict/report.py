@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.errors import ConfigError
-from loadgen.pricing import Prices
+from loadgen.pricing import Prices, window_of
 from loadgen.verdict import analysis
 from loadgen.verdict.cost import cost_html, cost_of
 from loadgen.verdict.diagnosis import Finding, diagnose
@@ -178,8 +178,10 @@ def load_words(results: dict[str, Any]) -> str:
 def build_html(
     results: dict[str, Any], images: dict[str, bytes], prices: Prices | None = None
 ) -> str:
-    """The report page, with ``images`` (file name to PNG bytes) embedded; its cost a month
-    at ``prices`` (default: the results' own cost section, or the package's prices)."""
+    """The report page, with ``images`` (file name to PNG bytes) embedded; its cost, measured
+    and at launch demand, at ``prices`` (default: the results' own cost section, or the
+    package's prices)."""
+    section = cost_of(results, prices)
     run = results["run"]
     totals = results["totals"]
     scale = analysis.scale_of(results)
@@ -231,11 +233,16 @@ def build_html(
         f"<h2>Diagnosis</h2>{findings}"
         f"<h2>What the target refused, in its words</h2>{reasons_html(results)}"
         f"<h2>Hot keys per table and index</h2>{_hot_keys(results, scale)}"
-        f"<h2>What it costs a month</h2>{cost_html(cost_of(results, prices))}"
+        f"<h2>{_cost_heading(section)}</h2>{cost_html(section)}"
         f"{''.join(charts)}"
         f"<h2>Access patterns</h2>{_operations(results)}"
         "</body></html>\n"
     )
+
+
+def _cost_heading(section: dict[str, Any]) -> str:
+    window = window_of(section)
+    return "What it costs a month" if window["month"] else f"What {_e(window['words'])} costs"
 
 
 def write_report(

@@ -12,8 +12,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from loadgen.pricing import Prices, load_prices
-from loadgen.verdict.cost import format_cost, run_cost
+from loadgen.pricing import MONTH, Prices, Window, load_prices
+from loadgen.verdict.cost import format_run_cost, run_cost
 from loadgen.verdict.diagnosis import Finding, diagnose
 from loadgen.verdict.patterns import format_pattern_verdicts, pattern_verdicts
 
@@ -39,10 +39,12 @@ def format_findings(findings: list[Finding]) -> list[str]:
     return lines
 
 
-def conclude(results: dict[str, Any], prices: Prices | None = None) -> list[str]:
+def conclude(
+    results: dict[str, Any], prices: Prices | None = None, window: Window = MONTH
+) -> list[str]:
     """The summary's last lines: the diagnosis, the per-pattern verdicts of a design run, and
-    what the run's traffic costs a month (`loadgen.verdict.cost`, at ``prices``: the
-    package's us-east-1 prices by default).
+    what the run's traffic costs over ``window`` (a month by default), measured and at launch
+    demand (`loadgen.verdict.cost`, at ``prices``: the package's us-east-1 prices by default).
 
     A design run's verdicts are also put in ``results["verdicts"]`` (each
     `PatternVerdict.to_dict`) and every run's cost in ``results["cost"]``, so the results
@@ -53,6 +55,6 @@ def conclude(results: dict[str, Any], prices: Prices | None = None) -> list[str]
     if verdicts:
         results["verdicts"] = [verdict.to_dict() for verdict in verdicts]
         lines += ["", *format_pattern_verdicts(verdicts)]
-    results["cost"] = run_cost(results, prices or load_prices())
-    lines += ["", *format_cost(results["cost"])]
+    results["cost"] = run_cost(results, prices or load_prices(), window=window)
+    lines += ["", *format_run_cost(results["cost"])]
     return lines

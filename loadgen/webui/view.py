@@ -18,9 +18,10 @@ report agree on every figure:
   names;
 - ``diagnosis``: the report's findings, each with its remedy and AWS guide;
 - ``load``: a rate run's offered, achieved and dropped load (`loadgen.heat.load`), else null;
-- ``cost``: what the run's traffic so far costs a month (`loadgen.verdict.cost`): on demand,
-  provisioned for its busiest second, storage, the tables as run, with the prices' region
-  and date; null before the first request.
+- ``cost``: what the run's traffic so far costs a month (`loadgen.verdict.cost`), in the
+  run's prices' region and currency: on demand, provisioned for its busiest second, storage,
+  the tables as run, and the same at launch demand, with the prices' region and source and
+  each figure formatted in its currency (``text``); null before the first request.
 
     view = heat_view(results, top=10)
     view["tables"][0]["keys"][0]["key"]   # "GLOBAL_COUNTER"
@@ -133,18 +134,36 @@ def _refusals(results: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _cost(results: dict[str, Any]) -> dict[str, Any]:
-    """The running estimate: the totals and each table's figure, at the package's prices."""
-    from loadgen.pricing import load_prices
+def _cost(results: dict[str, Any]) -> dict[str, Any] | None:
+    """The running estimate, in the run's prices' region and currency (the summary's): the
+    totals and each table's figure, measured and at launch demand, as figures and as money
+    (``text``: formatted in the currency); None where the run's prices cannot be read."""
+    from loadgen.errors import ConfigError
+    from loadgen.pricing import format_money, load_prices
 
-    section = run_cost(results, load_prices())
-    total = section["total"]
-    return {
-        "stamp": section["stamp"],
+    run = results["run"]
+    try:
+        prices = load_prices(run.get("prices_file"), region=run.get("prices_region"))
+    except ConfigError:
+        return None  # the summary says why; the live view shows no cost rather than a wrong one
+    section = run_cost(results, prices)
+    total, launch = section["total"], section["launch"]["total"]
+    figures = {
         "on_demand_usd": total["on_demand_usd"]["standard"],
         "provisioned_usd": total["provisioned_usd"]["standard"],
         "storage_usd": (total["storage_usd"] or {}).get("standard"),
         "monthly_usd": total["monthly_usd"],
+        "launch_on_demand_usd": launch["on_demand_usd"]["standard"],
+        "launch_monthly_usd": launch["monthly_usd"],
+    }
+    return {
+        "stamp": section["stamp"],
+        "region": prices.region,
+        "currency": prices.currency,
+        "month": prices.month(),
+        **figures,
+        "text": {name: format_money(value, prices.currency) for name, value in figures.items()},
+        "served": section["served"],
         "tables": {name: t["monthly_usd"] for name, t in section["tables"].items()},
     }
 

@@ -93,6 +93,20 @@ def add_common_arguments(parser: Any) -> None:
     add_argument(parser, "--region", default=None, help="AWS region (default: the SDK's)")
     add_argument(
         parser,
+        "--prices",
+        default=None,
+        metavar="FILE",
+        help="Prices file of the web UI's running cost (default: the package's)",
+    )
+    add_argument(
+        parser,
+        "--prices-region",
+        default=None,
+        metavar="REGION",
+        help="Region the web UI's running cost is priced in (default us-east-1)",
+    )
+    add_argument(
+        parser,
         "--billing-mode",
         default=None,
         help="Billing mode of a table the workload creates: on-demand (default) or provisioned",

@@ -331,6 +331,9 @@ def results_of(environment: Any, user_class: type[DynamoUser], **run: Any) -> di
         "seed": options.seed,
         "target": options.endpoint_url or "AWS",
         "scale": environment.__dict__.get("_loadgen_target_scale"),
+        # The prices the run's cost is read at (the web UI's running estimate).
+        "prices_region": getattr(environment.parsed_options, "prices_region", None),
+        "prices_file": getattr(environment.parsed_options, "prices", None),
         **run,
     }
     results = build_results(stats, record(environment), run=info, duration_s=max(duration, 0.0))

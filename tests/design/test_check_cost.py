@@ -1,6 +1,7 @@
-"""``loadgen check``'s cost a month on paper, and a run's measured one, for the counter's
-single and sharded designs at the same launch rates: the sharded design's reads of ten
-shards show in the difference."""
+"""``loadgen check``'s cost on paper, and a run's measured and launch-demand ones, for the
+counter's single and sharded designs at the same launch rates: the sharded design's reads of
+ten shards are the difference at launch demand, and the single design's lower measured cost
+is its throttling."""
 
 from __future__ import annotations
 
@@ -52,16 +53,35 @@ def test_loadgen_check_prints_the_cost_on_paper() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     lines = done.stdout.splitlines()
-    assert (
-        "Cost a month, on paper (estimated; us-east-1, prices read 2026-11-25 (unverified); USD):"
-        in lines
-    )
+    assert "Cost a month, on paper (estimated; us-east-1, AWS Price List 2026-08-15; USD):" in lines
     head = next(i for i, line in enumerate(lines) if line.startswith("  Table or index"))
     assert lines[head + 1].split()[:3] == ["ph-counter", "750.0", "1,500.0"]
 
 
+def test_loadgen_check_costs_a_launch_window_of_an_hour() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "loadgen", "check", COUNTER, "--design", "sharded",
+         "--window", "1h"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "Cost of 1 h, on paper (estimated; us-east-1, AWS Price List 2026-08-15; USD):" in lines
+    hour = on_demand_usd(750.0, 1500.0, STANDARD, 1.0)  # 5.4 M writes, 2.7 M reads: $3.71
+    head = next(i for i, line in enumerate(lines) if line.startswith("  Table or index"))
+    assert lines[head + 1].split()[3] == f"${hour:,.2f}" == "$3.71"
+    bad = subprocess.run(
+        [sys.executable, "-m", "loadgen", "check", COUNTER, "--window", "soon"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (
+        "loadgen: error: --window must be a time span like 1h, 90m or 2d, or month (got 'soon')"
+    )
+
+
 @pytest.mark.slow
-def test_a_run_of_both_designs_measures_the_sharded_reads_extra_cost(
+def test_a_run_of_both_designs_costs_their_launch_and_shows_throttling_as_no_saving(
     design_file_runs: Callable[[str], DesignFileRuns],
 ) -> None:
     # The session's run of every counter design (tests/design/test_design_runs.py judges
@@ -72,10 +92,27 @@ def test_a_run_of_both_designs_measures_the_sharded_reads_extra_cost(
     sharded = done.results("sharded")["cost"]
     (one,) = single["scopes"]
     (ten,) = sharded["scopes"]
-    # Each sharded read reads ten shards: about ten times the read units of the single
-    # design's read (which the run delivers less of when the hot counter holds its core).
+    # Measured: each sharded read reads ten shards, about ten times the read units of the
+    # single design's read (which the run delivers less of when the hot counter holds it).
     assert ten["read_units_per_s"] > 5 * one["read_units_per_s"]
-    assert "Cost a month per design" in done.stdout
+    # At launch demand (1,500 increments and 150 reads/s asked, each priced by the model's
+    # units per execution), the designs differ by the sharded reads alone: 150 x (5 - 0.5).
+    (one_asked,) = single["launch"]["scopes"]
+    (ten_asked,) = sharded["launch"]["scopes"]
+    assert one_asked["write_units_per_s"] == ten_asked["write_units_per_s"] == 1500.0
+    assert ten_asked["read_units_per_s"] - one_asked["read_units_per_s"] == pytest.approx(675.0)
+    launch = [c["launch"]["total"]["on_demand_usd"]["standard"] for c in (single, sharded)]
+    assert launch[1] - launch[0] == pytest.approx(
+        on_demand_usd(675.0, 0.0, STANDARD, PRICES.hours_per_month), abs=1e-4
+    )
+    # The single design did not serve its launch: what it measured less is throttling.
+    assert single["served"]["served"] is False and sharded["served"]["served"] is not False
+    measured = single["total"]["on_demand_usd"]["standard"]
+    assert measured < single["launch"]["total"]["on_demand_usd"]["standard"]
+    assert "per design at launch demand" in done.stdout
+    assert "did NOT serve its launch" in done.stdout
+    assert "throttling, not a saving" in done.stdout
+    assert "  sharded: ph-counter reads +675.0 (+$" in done.stdout
     assert "Cheapest that passes: sharded" in done.stdout
 
 
@@ -88,8 +125,8 @@ def test_loadgen_check_prices_in_yuan_for_a_china_region() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert (
-        "Cost a month, on paper (estimated; cn-north-1, prices read 2026-11-25 "
-        "(partly verified); CNY):" in lines
+        "Cost a month, on paper (estimated; cn-north-1, AWS China pricing page "
+        "(amazonaws.cn/en/dynamodb/pricing), read 2026-11-25; CNY):" in lines
     )
     head = next(i for i, line in enumerate(lines) if line.startswith("  Table or index"))
     # 750 read and 1,500 write units/s: 1,072 RCU and 2,143 WCU at 70%, at the China page's

@@ -455,6 +455,41 @@ def test_failed_condition_is_still_charged(ddb: Any) -> None:
     assert write_units == 2.0
 
 
+def consumed_writes(ddb: Any, table: str, index: str = "") -> float:
+    url = ddb.meta.endpoint_url + "/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    return sum(
+        sample.value
+        for metric in text_string_to_metric_families(text)
+        if metric.name == "partition_heat_emulator_consumed_write_units"
+        for sample in metric.samples
+        if sample.labels.get("table") == table and sample.labels.get("index") == index
+    )
+
+
+def test_a_cancelled_transaction_charges_its_items_not_their_index_and_a_bad_request_nothing(
+    ddb: Any,
+) -> None:
+    gsi = {"name": "by-g", "attribute": "g"}
+    table = create_table(ddb, on_demand=True, gsi=gsi)
+    item = {"pk": {"S": "k"}, "g": {"S": "1"}}
+    ddb.put_item(TableName=table, Item=item)
+    before = consumed_writes(ddb, table), consumed_writes(ddb, table, "by-g")
+    assert before == (1.0, 1.0)
+    put = {"TableName": table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
+    _, error = attempt(lambda: ddb.transact_write_items(TransactItems=[{"Put": put}]))
+    assert error is not None
+    assert error.response["Error"]["Code"] == "TransactionCanceledException"
+    # Two underlying writes of the item, consumed though the transaction did not succeed;
+    # its index entry is never written.
+    assert consumed_writes(ddb, table) == 3.0
+    assert consumed_writes(ddb, table, "by-g") == 1.0
+    _, error = attempt(lambda: ddb.put_item(TableName=table, Item={"g": {"S": "no key"}}))
+    assert error is not None and error.response["Error"]["Code"] == "ValidationException"
+    assert (consumed_writes(ddb, table), consumed_writes(ddb, table, "by-g")) == (3.0, 1.0)
+
+
 # --- the wire ---------------------------------------------------------------------------
 
 

@@ -244,10 +244,11 @@ def test_the_hot_key_share_is_of_its_own_table_or_index() -> None:
         "key": "STATUS#PLACED", "share": 1.0, "table": "chat", "index": "GSI1",
         "touches": 8, "error": 0,
     }  # fmt: skip
-    # Transactional writes: 2 units per KB-item; 3 on the table and 1 in the index per call.
+    # Transactional writes: 2 units per KB-item, 3 on the table a call; the index entry 1
+    # (an index write costs the standard rate in a transaction too).
     assert counts.units() == {
         "chat": {"read": 0, "write": 48},
-        "chat/GSI1": {"read": 0, "write": 16},
+        "chat/GSI1": {"read": 0, "write": 8},
     }
 
 

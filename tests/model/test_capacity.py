@@ -15,11 +15,13 @@ import pytest
 from loadgen.errors import ConfigError
 from loadgen.model.capacity import (
     OperationCost,
+    charged_on,
     consumed_capacity_response,
     cost_of,
     item_size,
     key_value,
     read_units,
+    rejected,
     value_size,
     write_units,
 )
@@ -287,6 +289,59 @@ def test_a_moved_index_key_deletes_the_old_entry_and_puts_the_new_one() -> None:
 
 def test_failed_condition_charges_the_table_only() -> None:
     assert gsi_units(None, item(g="1"), failed=True) == {None: 1}
+    # The larger of the stored item and the one the write would have made (AWS's example: a
+    # 300 KB item and a 310 KB update that fails its condition consume 310).
+    assert gsi_units(item(g="1"), item(g="1", big=BIG), failed=True) == {None: 2}
+
+
+def test_what_an_error_is_charged() -> None:
+    assert charged_on(None) == "all"
+    assert charged_on("ConditionalCheckFailedException") == "table"
+    for refused in (
+        "ValidationException",
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "ResourceNotFoundException",
+    ):
+        assert charged_on(refused) == "nothing", refused
+    cancelled = "TransactionCanceledException"
+    assert charged_on(cancelled, ["None", "ConditionalCheckFailed"]) == "table"
+    assert charged_on(cancelled, ["TransactionConflict", "None"]) == "table"
+    assert charged_on(cancelled, ["ThrottlingError", "None"]) == "nothing"
+    assert charged_on(cancelled) == "table"  # reasons not reported
+    # Refused for what it asked (at any rate), or for capacity (served once it allows):
+    assert rejected("ValidationException") and rejected("ResourceNotFoundException")
+    assert not rejected("ThrottlingException") and not rejected(cancelled, ["ThrottlingError"])
+    assert not rejected("ConditionalCheckFailedException") and not rejected(None)
+
+
+def test_a_cancelled_transaction_charges_its_items_twice_and_no_index() -> None:
+    put = {"Put": {"TableName": "gsit", "Item": item(g="1", big=BIG)}}
+    request = {"TransactItems": [put]}
+    served = cost_of("TransactWriteItems", request, tables=TABLES)
+    cancelled = cost_of("TransactWriteItems", request, tables=TABLES, failed=True)
+    assert [(c.index, c.units) for c in cancelled.charges] == [(None, 4)]
+    assert {(c.index, c.units) for c in served.charges} == {
+        (None, 4),
+        ("gkeys", 1),
+        ("gall", 2),
+        ("ginc", 1),
+    }
+
+
+def test_an_index_write_in_a_transaction_costs_what_it_costs_outside_one() -> None:
+    # The transactional rate is the table's two underlying writes of each item; its index
+    # entries are written once, after the commit (docs/cost.md: Transactions and their
+    # indexes). DynamoDB Local charges them twice.
+    new = item(g="1", big=BIG)
+    plain = cost_of("PutItem", {"TableName": "gsit", "Item": new}, tables=TABLES)
+    request = {"TransactItems": [{"Put": {"TableName": "gsit", "Item": new}}]}
+    transaction = cost_of("TransactWriteItems", request, tables=TABLES)
+    indexes = {c.index: c.units for c in transaction.charges if c.index}
+    assert indexes == {c.index: c.units for c in plain.charges if c.index}
+    assert indexes == {"gkeys": 1, "gall": 2, "ginc": 1}
+    assert [c.units for c in transaction.charges if c.index is None] == [4]
 
 
 def test_update_estimate_assumes_every_index_holding_the_item_is_rewritten() -> None:

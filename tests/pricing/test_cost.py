@@ -1,13 +1,12 @@
-"""The cost arithmetic, held to worked pricing examples to the cent, and the prices file.
+"""The cost arithmetic, held to AWS's worked examples to the cent, and the prices file.
 
-AWS's pricing pages draw their price tables and examples at view time; the stored copies
-read on 2026-11-25 hold the unit rules only (see loadgen/pricing/prices.json). The worked
-examples below are the ones found in the stored pages, each cited with its page: AWS's own
-(the DynamoDB FAQ's provisioned example, at the prices of its day) and secondary ones that
-work AWS's us-east-1 figures. Each is run through the package's arithmetic with the example's
-own prices, so the arithmetic, not a price, is what is held. AWS's China page shows its
-provisioned rates in yuan but its stored copies end before its Pricing Examples: the China
-tests hold the arithmetic to those rates, per unit-hour as the page states them.
+The worked examples are AWS's own (its provisioned and on-demand pricing pages, its Pricing
+Calculator) and infracost's golden test, as recorded with their prices in the project's facts
+on DynamoDB pricing; each is run through the package's arithmetic (the capacity rules of
+`loadgen.model.capacity` for the units, `loadgen.pricing` for the money) at the prices the
+example states, and compared with the figure the example prints. AWS's China page shows its
+provisioned rates in yuan: the China tests hold the arithmetic to those rates, per unit-hour
+as the page states them.
 """
 
 from __future__ import annotations
@@ -22,16 +21,26 @@ from typing import Any
 import pytest
 
 from loadgen.errors import ConfigError
-from loadgen.pricing import Usage, format_cost, format_money, load_prices, monthly_cost
+from loadgen.model.capacity import read_units, write_units
+from loadgen.pricing import (
+    Usage,
+    Window,
+    format_cost,
+    format_money,
+    load_prices,
+    monthly_cost,
+)
 from loadgen.pricing.cost import (
     needed_capacity,
     on_demand_usd,
     provisioned_usd,
+    request_units_usd,
     storage_usd,
 )
-from loadgen.pricing.prices import parse_prices
+from loadgen.pricing.prices import ClassPrices, parse_prices
 
 ROOT = Path(__file__).resolve().parents[2]
+GB = 1024**3
 
 
 def prices_file(**figures: float) -> dict[str, Any]:
@@ -54,16 +63,86 @@ def prices_file(**figures: float) -> dict[str, Any]:
     }
 
 
-def cents(value: float) -> str:
+def cents(value: float | None) -> str:
+    assert value is not None
     return f"${value:,.2f}"
 
 
+def four_places(value: float | None) -> str:
+    assert value is not None
+    return f"${value:.4f}"
+
+
+# AWS's worked examples -----------------------------------------------------------------------
+
+
+def test_provisioned_page_114_units_for_a_day_and_the_free_tier_for_30_days() -> None:
+    # AWS's provisioned pricing page, us-east-1: 114 WCU (80 consumed at 70% target
+    # utilisation) x $0.00065 x 24 h = $1.7784 a day; 114 RCU x $0.00013 x 24 h = $0.3557; the
+    # free tier's 25 WCU and 25 RCU over 24 h x 30 days = $11.70 + $2.34 = $14.04; storage
+    # averaging 27 GB, 25 of them free: 2 GB x $0.25 = $0.50.
+    standard = load_prices(region="us-east-1").of("standard")
+    assert four_places(provisioned_usd(0, 114, standard, hours=24)) == "$1.7784"
+    assert four_places(provisioned_usd(114, 0, standard, hours=24)) == "$0.3557"
+    free_writes = provisioned_usd(0, 25, standard, hours=24 * 30)
+    free_reads = provisioned_usd(25, 0, standard, hours=24 * 30)
+    assert (cents(free_writes), cents(free_reads)) == ("$11.70", "$2.34")
+    assert cents(provisioned_usd(25, 25, standard, hours=24 * 30)) == "$14.04"
+    assert cents(storage_usd(2 * GB, standard, GB)) == "$0.50"
+
+
+def test_on_demand_page_42_177_000_writes_at_the_price_it_states() -> None:
+    # AWS's on-demand pricing page (before the cut of 2024-11-01): 42,177,000 writes of up to
+    # 1 KB at $1.25 per million write request units = $52.72; its read traffic, 42,177,000
+    # read request units at $0.25 per million, $10.54.
+    before_the_cut = ClassPrices(
+        on_demand_read_per_million=0.25,
+        on_demand_write_per_million=1.25,
+        provisioned_rcu_hour=0.00013,
+        provisioned_wcu_hour=0.00065,
+        storage_gb_month=0.25,
+    )
+    writes = 42_177_000 * write_units(1024)
+    assert cents(request_units_usd(0, writes, before_the_cut)) == "$52.72"
+    assert cents(request_units_usd(42_177_000, 0, before_the_cut)) == "$10.54"
+
+
+def test_pricing_calculator_10_million_writes_reads_and_10_gb_in_us_east_2() -> None:
+    # AWS Pricing Calculator, us-east-2, 730 h, no free tier: 10 M writes of 1 KB + 10 M
+    # eventually consistent reads + 10 GB = $6.25 + $0.625 + $2.50 = $9.38.
+    prices = load_prices(region="us-east-2")
+    standard = prices.of("standard")
+    writes = request_units_usd(0, 10_000_000 * write_units(1024), standard)
+    reads = request_units_usd(10_000_000 * read_units(1024, "eventual"), 0, standard)
+    storage = storage_usd(10 * GB, standard, prices.gb_bytes)
+    assert (writes, reads, storage) == (6.25, 0.625, 2.5)
+    assert cents(writes + reads + storage) == "$9.38"
+
+
+def test_infracost_golden_figures_for_us_east_1_at_730_hours() -> None:
+    # infracost's DynamoDB golden test (commit 0b97cc5, 2024-11-15, "dynamo prices dropped"):
+    # 3,000,000 WRU -> $1.88, 8,000,000 RRU -> $1.00, 20 WCU -> $9.49 and 30 RCU -> $2.85 at
+    # 730 hours, 230 GB -> $57.50 (no free tier applied).
+    prices = load_prices(region="us-east-1")
+    standard = prices.of("standard")
+    hours = prices.hours_per_month
+    assert hours == 730
+    assert cents(request_units_usd(0, 3_000_000, standard)) == "$1.88"
+    assert cents(request_units_usd(8_000_000, 0, standard)) == "$1.00"
+    assert cents(provisioned_usd(0, 20, standard, hours)) == "$9.49"
+    assert cents(provisioned_usd(30, 0, standard, hours)) == "$2.85"
+    assert cents(storage_usd(230 * GB, standard, prices.gb_bytes)) == "$57.50"
+    # The same through a section: 20 WCU and 30 RCU carry a peak of 14 and 21 units/s at 70%.
+    section = monthly_cost([Usage("t", 0, 0, 21.0, 14.0)], {"t": 230 * GB}, prices)
+    assert cents(section["total"]["provisioned_usd"]["standard"]) == "$12.34"  # 9.49 + 2.85
+    assert cents(section["total"]["storage_usd"]["standard"]) == "$57.50"
+
+
 def test_aws_faq_provisioned_example_10_wcu_and_200_rcu_cost_five_cents_an_hour() -> None:
-    # aws.amazon.com/dynamodb/faqs, "What are some pricing examples?" (US East, as quoted in
-    # the stored copy at brainscape.com/flashcards/amazon-dynamodb-pricing-6688548): "If you
-    # create a table and request 10 units of write capacity and 200 units of read capacity
-    # of provisioned throughput, you would be charged: $0.01 + (4 x $0.01) = $0.05 per hour"
-    # at that page's $0.01 per 10 WCU-hours and $0.01 per 50 RCU-hours.
+    # aws.amazon.com/dynamodb/faqs, "What are some pricing examples?": "If you create a table
+    # and request 10 units of write capacity and 200 units of read capacity of provisioned
+    # throughput, you would be charged: $0.01 + (4 x $0.01) = $0.05 per hour" at that page's
+    # $0.01 per 10 WCU-hours and $0.01 per 50 RCU-hours.
     prices = parse_prices(
         prices_file(provisioned_wcu_hour=0.01 / 10, provisioned_rcu_hour=0.01 / 50),
         "xx-test-1",
@@ -72,40 +151,33 @@ def test_aws_faq_provisioned_example_10_wcu_and_200_rcu_cost_five_cents_an_hour(
     assert cents(provisioned_usd(200, 10, prices.of("standard"), hours=1)) == "$0.05"
 
 
-def test_on_demand_example_650_thousand_writes_and_550_thousand_reads_cost_48_cents() -> None:
-    # airbyte.com/data-engineering-resources/dynamodb-pricing (and the LinkedIn article
-    # "Amazon DynamoDB Pricing Explained"), US East at $0.625 per million write request
-    # units and $0.125 per million read request units: 0.65M writes = $0.41, 0.55M reads =
-    # $0.07, $0.48 a month. Units a month are units/s over a month's seconds.
-    prices = parse_prices(
-        prices_file(on_demand_write_per_million=0.625, on_demand_read_per_million=0.125),
-        "xx-test-1",
-        "example",
-    )
-    seconds = 3600 * prices.hours_per_month
-    standard = prices.of("standard")
-    writes = on_demand_usd(0, 650_000 / seconds, standard, prices.hours_per_month)
-    reads = on_demand_usd(550_000 / seconds, 0, standard, prices.hours_per_month)
-    assert (cents(writes), cents(reads)) == ("$0.41", "$0.07")
-    assert cents(round(writes, 2) + round(reads, 2)) == "$0.48"  # the example adds its lines
-
-
-def test_provisioned_example_100_rcu_and_100_wcu_for_720_hours_cost_56_16() -> None:
-    # The same LinkedIn article, US East at $0.00065 per WCU-hour and $0.00013 per RCU-hour:
-    # "100 RCUs and 100 WCUs for a month (720 hours): Writes $46.80, Reads $9.36, Total
-    # $56.16". A 720-hour month is the example's; the package's file says 730.
-    prices = parse_prices(
-        prices_file(
-            provisioned_wcu_hour=0.00065, provisioned_rcu_hour=0.00013, hours_per_month=720
-        ),
-        "xx-test-1",
-        "example",
-    )
-    standard = prices.of("standard")
-    assert cents(provisioned_usd(0, 100, standard, 720)) == "$46.80"
-    assert cents(provisioned_usd(100, 0, standard, 720)) == "$9.36"
-    section = monthly_cost([Usage("t", 0, 0, 70.0, 70.0)], {}, prices)  # 70/s at 70%: 100 units
+def test_a_window_of_720_hours_carries_a_provisioned_peak_as_the_pages_month() -> None:
+    # 100 RCU and 100 WCU for 720 hours at $0.00013 and $0.00065: $9.36 + $46.80 = $56.16;
+    # a window gives the pages' 30-day month where the file's month is 730 h.
+    prices = load_prices(region="us-east-1")
+    usage = [Usage("t", 0, 0, 70.0, 70.0)]  # 70/s at 70%: 100 units each way
+    section = monthly_cost(usage, {}, prices, window=Window(hours=720))
     assert cents(section["total"]["provisioned_usd"]["standard"]) == "$56.16"
+    assert section["window"] == {"hours": 720, "month": False, "words": "30 days (720 h)"}
+    month = monthly_cost(usage, {}, prices)
+    assert cents(month["total"]["provisioned_usd"]["standard"]) == "$56.94"  # 730 h
+    assert month["window"]["words"] == "a month of 730 h, as AWS's Pricing Calculator counts it"
+
+
+def test_an_hour_of_a_launch_costs_an_hour_of_units_and_of_storage() -> None:
+    prices = load_prices()
+    usage = [Usage("t", read=1000.0, write=4000.0, peak_read=1000.0, peak_write=4000.0)]
+    hour = monthly_cost(usage, {"t": 730 * GB}, prices, window=Window(hours=1))
+    month = monthly_cost(usage, {"t": 730 * GB}, prices)
+    # 4,000 writes and 1,000 reads a second for 3,600 s: 14.4 M and 3.6 M request units.
+    assert cents(hour["total"]["on_demand_usd"]["standard"]) == "$9.45"  # 9.00 + 0.45
+    assert hour["total"]["on_demand_usd"]["standard"] == pytest.approx(
+        month["total"]["on_demand_usd"]["standard"] / 730
+    )
+    assert cents(hour["total"]["storage_usd"]["standard"]) == "$0.25"  # 730 GB, 1/730 month
+    printed = "\n".join(format_cost(hour))
+    assert printed.startswith("Cost of 1 h (measured; us-east-1, AWS Price List 2026-08-15; USD)")
+    assert "Total of 1 h (" in printed
 
 
 def test_needed_capacity_carries_the_peak_at_the_target_utilisation() -> None:
@@ -127,17 +199,66 @@ def test_a_mean_rate_carries_to_a_month_of_730_hours() -> None:
     assert ia.on_demand_write_per_million > standard.on_demand_write_per_million
 
 
-def test_the_package_prices_are_dated_sourced_and_say_they_are_unverified() -> None:
-    prices = load_prices()
-    assert prices.region == "us-east-1" and prices.read_on == "2026-11-25"
-    assert not prices.verified
-    assert prices.stamp() == "us-east-1, prices read 2026-11-25 (unverified)"
-    assert "https://aws.amazon.com/dynamodb/pricing/on-demand/" in prices.sources
+# The figures of AWS's Price List (offer AmazonDynamoDB, publication 2026-08-15) as the facts
+# record them: (Standard, Standard-IA), each on-demand write and read per million, WCU-hour,
+# RCU-hour, GB-month; None where no source gave the figure.
+PUBLISHED = {
+    "us-east-1": ((0.625, 0.125, 0.00065, 0.00013, 0.25), (0.78, 0.155, 0.00081, 0.00016, 0.10)),
+    "us-east-2": ((0.625, 0.125, 0.00065, 0.00013, 0.25), (0.78, 0.155, 0.00081, 0.00016, 0.10)),
+    "eu-west-1": ((0.705, 0.1415, 0.000735, 0.000147, 0.283), (0.885, 0.177, None, None, 0.1132)),
+    "eu-central-1": (
+        (0.7625, 0.1525, 0.000793, 0.0001586, 0.306),
+        (0.955, 0.1905, None, None, 0.1224),
+    ),
+    "ap-northeast-1": (
+        (0.715, 0.1425, 0.000742, 0.0001484, 0.285),
+        (None, None, None, None, 0.114),
+    ),
+    "us-west-1": ((None, None, 0.000725, 0.000145, None), (None,) * 5),
+    "us-west-2": ((None, None, 0.00065, 0.00013, None), (None,) * 5),
+}
+ORDER = (
+    "on_demand_write_per_million",
+    "on_demand_read_per_million",
+    "provisioned_wcu_hour",
+    "provisioned_rcu_hour",
+    "storage_gb_month",
+)
+
+
+@pytest.mark.parametrize("region", sorted(PUBLISHED))
+def test_the_package_prices_are_the_published_figures_sourced_and_verified(region: str) -> None:
+    prices = load_prices(region=region)
+    assert prices.verified and not prices.partly_verified
+    assert prices.stamp() == f"{region}, AWS Price List 2026-08-15"
+    assert prices.currency == "USD" and prices.hours_per_month == 730
+    for name, figures in zip(("standard", "standard_ia"), PUBLISHED[region], strict=True):
+        table = prices.of(name)
+        assert tuple(getattr(table, f) for f in ORDER) == figures, name
+        for figure, value in zip(ORDER, figures, strict=True):
+            assert (f"{name}.{figure}" in prices.unpriced) == (value is None)
     data = json.loads((ROOT / "loadgen/pricing/prices.json").read_text())
-    for figures in data["regions"]["us-east-1"]["classes"].values():
+    for figures in data["regions"][region]["classes"].values():
         for figure in figures.values():
-            assert figure["source"].startswith("https://aws.amazon.com/dynamodb/pricing/")
-            assert figure["seen_in"]
+            if figure["price"] is None:  # no source gave it: out, never guessed
+                assert not figure["verified"]
+                continue
+            assert figure["verified"] is True
+            assert figure["source"].startswith("AWS Price List (offer AmazonDynamoDB)")
+            assert figure["published"] == "2026-08-15"
+
+
+def test_the_prices_file_states_its_month_and_leaves_nothing_unverified() -> None:
+    text = (ROOT / "loadgen/pricing/prices.json").read_text()
+    data = json.loads(text)
+    assert data["hours_per_month"] == 730
+    assert "AWS's Pricing Calculator" in data["hours_per_month_note"]
+    assert "unverified" not in text.lower()
+    for region, body in data["regions"].items():
+        for figures in body["classes"].values():
+            for figure in figures.values():
+                assert figure["price"] is None or figure["verified"] is True, region
+    assert load_prices().month() == "a month of 730 h, as AWS's Pricing Calculator counts it"
 
 
 def test_a_section_sums_tables_and_indexes_and_names_what_is_counted() -> None:
@@ -162,7 +283,7 @@ def test_a_section_sums_tables_and_indexes_and_names_what_is_counted() -> None:
     assert u["monthly_usd"] == pytest.approx(
         provisioned_usd(5, 5, prices.of("standard"), prices.hours_per_month), abs=1e-6
     )
-    assert "throttled attempts are not charged" in section["counted"]
+    assert "requests rejected before any work are not charged" in section["counted"]
 
 
 @pytest.mark.parametrize(
@@ -243,8 +364,10 @@ def test_the_china_tables_are_in_yuan_and_leave_out_what_the_page_did_not_show(
     region: str,
 ) -> None:
     prices = load_prices(region=region)
-    assert prices.currency == "CNY" and not prices.verified and prices.partly_verified
-    assert prices.stamp() == f"{region}, prices read 2026-11-25 (partly verified)"
+    assert prices.currency == "CNY" and prices.verified
+    assert prices.stamp() == (
+        f"{region}, AWS China pricing page (amazonaws.cn/en/dynamodb/pricing), read 2026-11-25"
+    )
     assert prices.sources == ("https://www.amazonaws.cn/en/dynamodb/pricing/",)
     assert prices.unpriced == tuple(
         f"{c}.{f}"
@@ -278,7 +401,9 @@ def test_a_cost_without_a_price_is_no_figure_and_so_is_every_sum_it_enters() -> 
     assert storage_usd(0, prices.of("standard"), prices.gb_bytes) == 0.0
     printed = "\n".join(format_cost(section))
     assert "; CNY):" in printed and "¥" in printed and "$" not in printed
-    assert "-: not priced: cn-north-1's prices page, as read, does not show" in printed
+    assert "-: not priced: no source gives cn-north-1's standard.on_demand_read_per_million" in (
+        printed.replace("\n    ", " ")
+    )
 
 
 def test_money_prints_in_the_regions_currency() -> None:

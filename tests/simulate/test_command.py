@@ -20,7 +20,13 @@ def test_the_single_counter_fails_and_its_results_feed_report_and_gate(tmp_path:
     assert "ph-counter (on-demand)" in done.stdout
     assert "First failure of each access pattern" in done.stdout
     assert "increment: minute 0" in done.stdout
+    # The profile's cost: on demand and provisioned with auto scaling, per hour and in total.
+    assert "Cost of the profile (us-east-1, AWS Price List 2026-08-15; USD;" in done.stdout
+    assert "provisioned and auto scaled" in done.stdout
     results = json.loads(out.read_text())
+    cost = results["simulation"]["cost"]
+    assert [row["minutes"] for row in cost["hours"]] == [3]
+    assert cost["total"]["on_demand"] > 0 and cost["provisioned"]["replayed"]
     assert results["heat"]["columns"] == 180
     assert results["hot_keys"][0]["key"] == "GLOBAL_COUNTER"
     gate = loadgen(

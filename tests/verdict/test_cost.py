@@ -1,5 +1,5 @@
-"""A run's cost a month from its results file: the summary, the gate, the report, the
-side-by-side table and the web UI's running estimate read the same figures."""
+"""A run's cost from its results file, measured and at launch demand: the summary, the gate,
+the report, the side-by-side table and the web UI's running estimate read the same figures."""
 
 from __future__ import annotations
 
@@ -12,11 +12,18 @@ from typing import Any
 import pytest
 
 from loadgen.errors import ConfigError
-from loadgen.pricing import load_prices
+from loadgen.pricing import Window, load_prices
 from loadgen.pricing.cost import needed_capacity, on_demand_usd, provisioned_usd
 from loadgen.verdict.checks import FAIL, PASS, evaluate
 from loadgen.verdict.compare import compare_designs
-from loadgen.verdict.cost import pattern_costs, run_cost, usage_of
+from loadgen.verdict.cost import (
+    cost_of,
+    format_run_cost,
+    pattern_costs,
+    run_cost,
+    served,
+    usage_of,
+)
 from loadgen.verdict.report import CHARTS, build_html
 from loadgen.verdict.summary import conclude
 from loadgen.verdict.thresholds import parse_thresholds
@@ -27,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PRICES = load_prices()
 STANDARD = PRICES.of("standard")
 HOURS = PRICES.hours_per_month
+STAMP = "us-east-1, AWS Price List 2026-08-15"
 
 
 def counter_run(read_units: float, *, scale: float = 0.1, seconds: int = 10) -> dict[str, Any]:
@@ -63,23 +71,26 @@ def test_the_mean_and_the_peak_second_are_read_at_aws_scale() -> None:
     assert row["provisioned"]["usd"]["standard"] == pytest.approx(
         provisioned_usd(108, 2143, STANDARD, HOURS), abs=1e-6
     )
-    assert section["stamp"] == "us-east-1, prices read 2026-11-25 (unverified)"
+    assert section["stamp"] == STAMP
+    assert section["window"]["words"] == "a month of 730 h, as AWS's Pricing Calculator counts it"
 
 
 def test_the_summary_ends_with_the_cost_and_puts_it_in_the_results() -> None:
     results = counter_run(0.5)
     lines = conclude(results)
     monthly = on_demand_usd(75.0, 1500.0, STANDARD, HOURS)
-    start = lines.index(
-        "Cost a month (measured; us-east-1, prices read 2026-11-25 (unverified); USD):"
-    )
-    assert lines[start + 1].startswith("  How: mean units/s over the run at AWS scale")
+    start = lines.index(f"Cost a month (measured; {STAMP}; USD):")
+    assert lines[start + 1].startswith("  How: the units the run's requests consumed")
     head = next(i for i, line in enumerate(lines) if line.startswith("  Table or index"))
     assert lines[head + 1].split()[:3] == ["ph-counter", "75.0", "1,500.0"]
-    total = lines.index("  Total a month (us-east-1, prices read 2026-11-25 (unverified)):")
+    total = lines.index(f"  Total a month ({STAMP}):")
     assert lines[total + 1].split()[:3] == ["Standard", "on-demand", f"${monthly:,.2f}"]
     assert lines[total + 2].split()[0] == "Standard-IA"
-    assert lines[total + 4].startswith("  Counted: units the requests consumed")
+    launch = lines.index(f"Cost a month at launch demand ({STAMP}; USD):")
+    assert launch > total
+    assert any(line.startswith("  Measured $") for line in lines[launch:])
+    counted = next(i for i, line in enumerate(lines) if line.startswith("  Counted:"))
+    assert counted > launch and lines[counted].startswith("  Counted: units the requests consumed")
     assert all(len(line) <= 100 for line in lines[start:]), lines[start:]
     assert results["cost"]["total"]["monthly_usd"] == pytest.approx(
         on_demand_usd(75.0, 1500.0, STANDARD, HOURS), abs=1e-5
@@ -106,20 +117,22 @@ def gate(results: dict[str, Any], thresholds: dict[str, Any]) -> Any:
 
 def test_the_gate_fails_a_run_over_its_monthly_cost_limit() -> None:
     results = counter_run(0.5)
-    monthly = on_demand_usd(75.0, 1500.0, STANDARD, HOURS)  # about $2,700
+    monthly = on_demand_usd(75.0, 1500.0, STANDARD, HOURS)  # about $690
     outcome = gate(
         results,
         {
-            "run": {"max_monthly_cost_usd": 2000},
+            "run": {"max_monthly_cost_usd": 500},
             "tables": {"ph-counter": {"max_monthly_cost_usd": 5000}},
         },
     )
     checks = {c.gate.where: c for c in outcome.checks}
     assert checks["run"].status == FAIL and outcome.exit_code == 1
+    # Every request was served: at launch demand the run costs what it measured.
     assert checks["run"].measured == pytest.approx(monthly, abs=1e-5)
     assert checks["run"].detail == (
-        f"the tables as run: ${monthly:,.2f} a month (limit <= $2,000.00 a month); "
-        "us-east-1, prices read 2026-11-25 (unverified)"
+        f"the tables as run, at launch demand: ${monthly:,.2f} a month (limit <= $500.00 a "
+        f"month); measured ${monthly:,.2f}; {STAMP}; a month of 730 h, as AWS's Pricing "
+        "Calculator counts it"
     )
     assert checks["tables.ph-counter"].status == PASS
     assert gate(results, {"run": {"max_monthly_cost_usd": 3000}}).exit_code == 0
@@ -138,14 +151,106 @@ def test_the_report_has_the_cost_section() -> None:
     assert "<h2>What it costs a month</h2>" in page
     monthly = on_demand_usd(75.0, 1500.0, STANDARD, HOURS)
     assert f"${monthly:,.2f}" in page
-    assert "us-east-1, prices read 2026-11-25 (unverified)" in page
+    assert STAMP in page and "<h3>At launch demand</h3>" in page
 
 
-def test_designs_side_by_side_show_the_sharded_reads_extra_cost() -> None:
-    single = counter_run(0.5)  # one GetItem of one item: half a unit
-    single["run"]["design"] = "single"
-    sharded = counter_run(5.0)  # a BatchGetItem of ten shards: ten halves
-    sharded["run"]["design"] = "sharded"
+def counter_design_run(design: str, *, throttled_share: float = 0.0) -> dict[str, Any]:
+    """A design run of the counter at its launch plan (1,500 increments and 150 reads/s at
+    AWS scale, at scale 0.1) with the model's units per execution: ``single`` reads one item
+    (half a unit), ``sharded`` ten (five). ``throttled_share`` of the increments DynamoDB
+    refused for good: they consumed nothing and were throttled on every attempt."""
+    reads = 0.5 if design == "single" else 5.0
+    served = 1.0 - throttled_share
+    results = counter_run(reads)
+    increment, _ = results["operations"]
+    increment["units"]["ph-counter"]["write"] *= served
+    refused = round(increment["requests"] * throttled_share)
+    increment.update(failures=refused, throttled_attempts=3 * refused, retries=2 * refused)
+    increment["errors"] = {"ProvisionedThroughputExceededException": refused} if refused else {}
+    results["run"]["design"] = design
+    results["load"] = {
+        "rates": {"increment": 1500.0, "read": 150.0},
+        "stages": [],
+        "scale": 0.1,
+        "delivered": True,
+    }
+    results["design"] = {
+        "name": design,
+        "patterns": [
+            {"id": "increment", "rate": 1500.0,
+             "units_per_execution": {"ph-counter": {"read": 0.0, "write": 1.0}}},
+            {"id": "read", "rate": 150.0,
+             "units_per_execution": {"ph-counter": {"read": reads, "write": 0.0}}},
+        ],
+    }  # fmt: skip
+    if throttled_share:  # the heat holds what was consumed: the served increments only
+        events = steady("ph-counter", ["k"], seconds=10, per_second=round(150 * served), units=1.0)
+        events += steady(
+            "ph-counter", ["k"], seconds=10, per_second=15, operation="GetItem", units=reads
+        )
+        events.sort(key=lambda e: e["second"])
+        fresh = make_results(events, results["operations"], scale=0.1, duration_s=10.0)
+        results["heat"], results["top_keys"] = fresh["heat"], fresh["top_keys"]
+    return results
+
+
+def test_at_launch_demand_a_refused_request_counts_once_as_if_served() -> None:
+    single = counter_design_run("single", throttled_share=0.4)
+    section = run_cost(single, PRICES)
+    (measured,) = section["scopes"]
+    (launch,) = section["launch"]["scopes"]
+    # Measured: 60% of the increments consumed their unit; at launch demand all 1,500/s do,
+    # once each (the retries of the refused ones count nothing).
+    assert measured["write_units_per_s"] == pytest.approx(900.0)
+    assert launch["write_units_per_s"] == pytest.approx(1500.0)
+    assert launch["read_units_per_s"] == pytest.approx(75.0)
+    assert section["launch"]["total"]["on_demand_usd"]["standard"] == pytest.approx(
+        on_demand_usd(75.0, 1500.0, STANDARD, HOURS), abs=1e-5
+    )
+    assert {p["name"]: p["units_from"] for p in section["launch"]["patterns"]} == {
+        "increment": "model",
+        "read": "model",
+    }
+    assert section["served"] == {
+        "served": False,
+        "why": "DynamoDB refused 67% of increment's attempts (1,800 of 2,700)",
+    }
+    printed = "\n".join(format_run_cost(section)).replace("\n    ", " ")
+    assert "the design did NOT serve its launch (DynamoDB refused 67% of increment's" in printed
+    assert "less measured is throttling, not a saving." in printed
+
+
+def test_without_the_model_a_pattern_is_priced_by_what_its_charged_requests_consumed() -> None:
+    results = counter_run(0.5)
+    increment = results["operations"][0]
+    # 300 of 1,500 increments refused as invalid: they consumed nothing, and at launch demand
+    # they still cost nothing (DynamoDB rejects them before any work, however fast it serves).
+    increment["failures"] = 300
+    increment["errors"] = {"ValidationException": 300}
+    patterns = {p["name"]: p for p in run_cost(results, PRICES)["launch"]["patterns"]}
+    assert patterns["increment"]["units_from"] == "measured"
+    # 1,500 requests/s at AWS scale, a fifth of them rejected at any rate; the rest cost the
+    # units the charged ones consumed: 1,500 units/s over 1,200 requests/s.
+    assert patterns["increment"]["per_s"] == pytest.approx(1200.0)
+    assert patterns["increment"]["units"] == {"ph-counter": {"read": 0.0, "write": 1.25}}
+    assert served(results)["served"] is True
+
+
+def test_a_design_whose_every_write_is_invalid_costs_nothing_at_launch_demand() -> None:
+    results = counter_design_run("sharded")
+    increment = results["operations"][0]
+    increment.update(failures=increment["requests"], units={})
+    increment["errors"] = {"ValidationException": increment["requests"]}
+    section = run_cost(results, PRICES)
+    (row,) = section["launch"]["scopes"]
+    # The model prices an increment at a write unit; DynamoDB rejects every one before any
+    # work, at any rate: only the reads are demand.
+    assert row["write_units_per_s"] == 0.0 and row["read_units_per_s"] == pytest.approx(750.0)
+
+
+def test_designs_side_by_side_differ_at_launch_demand_by_the_sharded_reads() -> None:
+    single = counter_design_run("single", throttled_share=0.4)
+    sharded = counter_design_run("sharded")
     costs = [pattern_costs(r, PRICES) for r in (single, sharded)]
     extra = costs[1]["read"] - costs[0]["read"]
     assert extra == pytest.approx(on_demand_usd(750.0 - 75.0, 0, STANDARD, HOURS))
@@ -154,17 +259,56 @@ def test_designs_side_by_side_show_the_sharded_reads_extra_cost() -> None:
     read_rows = [line for line in lines if line.startswith("read ")]
     assert read_rows[0].endswith(f"${costs[0]['read']:,.2f}")
     assert read_rows[1].endswith(f"${costs[1]['read']:,.2f}")
-    assert lines[-1].startswith("Cheapest that passes: single")
+    text = "\n".join(lines)
+    assert "did NOT serve its launch" in next(ln for ln in lines if ln.startswith("  single "))
+    assert "throttling, not a saving" in text
+    # At launch demand the whole difference is the sharded design's reads: +675 units/s.
+    (sharded_line,) = [ln for ln in lines if ln.startswith("  sharded: ")]
+    assert sharded_line == f"  sharded: ph-counter reads +675.0 (+${extra:,.2f})"
+    assert lines[-1].startswith("Cheapest that passes: sharded")
 
 
-def test_the_web_ui_view_carries_the_running_estimate() -> None:
+def test_results_written_before_launch_demand_are_worked_out_again_in_their_region() -> None:
+    results = counter_design_run("single", throttled_share=0.4)
+    old = run_cost(results, load_prices(region="eu-west-1"))
+    del old["launch"], old["served"]
+    results["cost"] = old
+    section = cost_of(results)
+    assert section["stamp"] == "eu-west-1, AWS Price List 2026-08-15"
+    assert section["launch"]["scopes"][0]["write_units_per_s"] == pytest.approx(1500.0)
+    assert section["served"]["served"] is False
+
+
+def test_a_window_of_an_hour_carries_the_summary_and_keeps_the_gate_a_month() -> None:
+    results = counter_run(0.5)
+    lines = conclude(results, PRICES, Window(hours=1.0))
+    assert f"Cost of 1 h (measured; {STAMP}; USD):" in lines
+    hourly = on_demand_usd(75.0, 1500.0, STANDARD, 1.0)
+    assert results["cost"]["total"]["monthly_usd"] == pytest.approx(hourly, abs=1e-6)
+    # The gate's limit is a month's: it works the month out again.
+    (check,) = gate(results, {"run": {"max_monthly_cost_usd": 100000}}).checks
+    assert check.measured == pytest.approx(on_demand_usd(75.0, 1500.0, STANDARD, HOURS), 1e-9)
+
+
+def test_the_web_ui_view_carries_the_running_estimate_in_the_runs_region_and_currency() -> None:
     view = heat_view(counter_run(0.5))
     cost = view["cost"]
-    assert cost["stamp"] == "us-east-1, prices read 2026-11-25 (unverified)"
-    assert cost["on_demand_usd"] == pytest.approx(
-        on_demand_usd(75.0, 1500.0, STANDARD, HOURS), abs=1e-5
-    )
+    assert cost["stamp"] == STAMP and cost["currency"] == "USD"
+    monthly = on_demand_usd(75.0, 1500.0, STANDARD, HOURS)
+    assert cost["on_demand_usd"] == pytest.approx(monthly, abs=1e-5)
+    assert cost["text"]["on_demand_usd"] == f"${monthly:,.2f}"
     assert set(cost["tables"]) == {"ph-counter"}
+    results = counter_run(0.5)
+    results["run"]["prices_region"] = "cn-north-1"
+    china = heat_view(results)["cost"]
+    assert china["region"] == "cn-north-1" and china["currency"] == "CNY"
+    assert china["text"]["provisioned_usd"].startswith("¥")
+    results["run"]["prices_region"] = "eu-west-1"
+    europe = heat_view(results)["cost"]
+    assert europe["on_demand_usd"] == pytest.approx(
+        on_demand_usd(75.0, 1500.0, load_prices(region="eu-west-1").of("standard"), HOURS),
+        abs=1e-5,
+    )
 
 
 def test_loadgen_gate_and_report_reprice_with_prices_files(tmp_path: Path) -> None:

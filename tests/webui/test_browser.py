@@ -48,11 +48,17 @@ def get_json(url: str) -> Any:
 
 @contextlib.contextmanager
 def locust_ui(
-    endpoint: str, design: str, table: str, tmp_path: Path, *extra: str, workers: int = 0
+    endpoint: str,
+    design: str,
+    table: str,
+    tmp_path: Path,
+    *,
+    workers: int = 0,
+    extra: tuple[str, ...] = (),
 ) -> Iterator[str]:
     """``locust -f workloads/counter.py`` with its web UI on a free loopback port, started
-    at once (a master and ``workers`` workers when asked), with the ``extra`` flags; yields
-    the UI's URL."""
+    at once (a master and ``workers`` workers when asked, ``extra`` flags); yields the UI's
+    URL."""
     web_port = free_port()
     common = ["-f", "workloads/counter.py"]
     run = [
@@ -167,7 +173,7 @@ def test_the_tab_and_the_heatmap_show_the_hot_key(
 
     with locust_ui(
         emulator, "single", "ph-counter-webui-single", tmp_path,
-        "--retry-mode", "standard", "--max-attempts", "2",
+        extra=("--retry-mode", "standard", "--max-attempts", "2"),
     ) as url:  # fmt: skip
         view = wait_for(url, failed_too)
         assert view["scale"] == 0.1  # learnt from the emulator: rates read at AWS scale
@@ -196,11 +202,13 @@ def test_the_tab_and_the_heatmap_show_the_hot_key(
     error = next(row for row in rows if row[:2] == ["counter.increment", "ThrottlingException"])
     assert number(error[2]) > 0
     assert error[3].startswith("Throughput exceeds the current capacity of your table or index")
-    # The running cost a month, under the tab and on the heatmap page, dated and placed.
-    assert "Cost a month so far: on-demand $" in tab
-    assert "us-east-1, prices read" in tab
+    # The running cost a month, under the tab and on the heatmap page, sourced and placed:
+    # measured and at launch demand.
+    assert "Cost a month so far (a month of 730 h, as AWS's Pricing Calculator counts it): " in tab
+    assert "at launch demand $" in tab
+    assert "us-east-1, AWS Price List 2026-08-15; USD" in tab
     assert "cost" in parse(heatmap).ids
-    assert "So far, a month of this traffic: on-demand $" in heatmap
+    assert "So far, a month of this traffic (a month of 730 h" in heatmap
     # The heatmap page drew the hot key's band and named it beside its row.
     page = parse(heatmap)
     canvas = page.ids["heatmap"]
@@ -221,7 +229,9 @@ def test_a_sharded_counter_spreads_the_heat(chromium: str, emulator: str, tmp_pa
     def spread(view: dict[str, Any]) -> bool:
         return bool(view["tables"]) and view["heat"]["columns"] >= 4
 
-    with locust_ui(emulator, "sharded", "ph-counter-webui-sharded", tmp_path) as url:
+    # Priced in the run's region and currency: China (Beijing), yuan.
+    region = ("--prices-region", "cn-north-1")
+    with locust_ui(emulator, "sharded", "ph-counter-webui-sharded", tmp_path, extra=region) as url:
         view = wait_for(url, spread)
         heatmap = browse(chromium, f"{url}/partition-heat/", tmp_path,
                          ARTIFACTS / "webui" / "partition-heat-sharded.png")  # fmt: skip
@@ -232,6 +242,9 @@ def test_a_sharded_counter_spreads_the_heat(chromium: str, emulator: str, tmp_pa
     # Touches land all over the hash space: many rows lit, not one band.
     assert int(canvas.get("data-cells") or 0) >= 4 * 20
     assert "GLOBAL_COUNTER" not in heatmap
+    assert view["cost"]["region"] == "cn-north-1" and view["cost"]["currency"] == "CNY"
+    assert "provisioned ¥" in heatmap and "; CNY, Standard table class" in heatmap
+    assert "$" not in view["cost"]["text"]["provisioned_usd"]
 
 
 @pytest.mark.slow

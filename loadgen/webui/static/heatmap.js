@@ -248,16 +248,21 @@ function showRefusals(said) {
     "reported: the target gave none (DynamoDB gives reasons but no cause).";
 }
 
-// The running cost a month, as the summary's total line says it (USD, Standard class).
+// The running cost a month, as the summary's total line says it: the run's prices' region and
+// currency (figures formatted by the server, in that currency), Standard class; measured and
+// at launch demand.
 function costWords(cost) {
-  const usd = (value) =>
-    value === null || value === undefined
-      ? "-"
-      : `$${Number(value).toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  const t = cost.text;
+  const unserved = cost.served && cost.served.served === false
+    ? ` The design is not serving its launch (${cost.served.why}): the measured figure is ` +
+      "low because DynamoDB refuses its load, not because it is cheaper."
+    : "";
   return (
-    `So far, a month of this traffic: on-demand ${usd(cost.on_demand_usd)}, provisioned ` +
-    `${usd(cost.provisioned_usd)} (busiest second at 70%), storage ${usd(cost.storage_usd)}; ` +
-    `the tables as run ${usd(cost.monthly_usd)} (${cost.stamp}; USD, Standard table class).`
+    `So far, a month of this traffic (${cost.month}): on-demand ${t.on_demand_usd}, ` +
+    `provisioned ${t.provisioned_usd} (busiest second at 70%), storage ${t.storage_usd}; ` +
+    `the tables as run ${t.monthly_usd}. At launch demand: on-demand ` +
+    `${t.launch_on_demand_usd}, the tables as run ${t.launch_monthly_usd} ` +
+    `(${cost.stamp}; ${cost.currency}, Standard table class).` + unserved
   );
 }
 

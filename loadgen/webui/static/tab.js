@@ -126,8 +126,9 @@
         const view = response.ok ? await response.json() : null;
         const first = view && view.diagnosis[0];
         const cost = view && view.cost
-          ? ` Cost a month so far: on-demand $${view.cost.on_demand_usd.toFixed(2)}, ` +
-            `as run $${view.cost.monthly_usd.toFixed(2)} (${view.cost.stamp}).`
+          ? ` Cost a month so far (${view.cost.month}): on-demand ${view.cost.text.on_demand_usd}, ` +
+            `as run ${view.cost.text.monthly_usd}; at launch demand ` +
+            `${view.cost.text.launch_monthly_usd} (${view.cost.stamp}; ${view.cost.currency}).`
           : "";
         const text = (first
           ? `${first.title}. Remedy: ${first.remedy}`
