@@ -137,7 +137,7 @@ def test_the_single_counter_through_the_emulator_agrees_with_dynamodb_local(
         table = f"ph-counter-{uuid.uuid4().hex[:8]}"  # the session's DynamoDB Local is shared
         results, _ = run(
             tmp_path, f"counter-single-{engine}", "counter", "--design", "single",
-            "--config", "examples/launch/counter.yaml", "--duration", "6s", "--scale", "0.03",
+            "--config", "examples/launch/counter.yaml", "--duration", "8s", "--scale", "0.03",
             "--table", table, *flags, "--emulate", "--endpoint", endpoint,
         )  # fmt: skip
         check_results(results, "counter", "single", throttling=True)
