@@ -22,11 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from loadgen.emulator.engines import DynamoConnection, pk_sk_table  # noqa: E402
-from loadgen.targets.local import DynamoDBLocal  # noqa: E402
-from loadgen.targets.localstack import LocalStack  # noqa: E402
-from loadgen.targets.localstack_install import find_python, install  # noqa: E402
-from loadgen.targets.reaper import processes_naming  # noqa: E402
+from loadgen.emulator.engines import DynamoConnection, pk_sk_table
+from loadgen.targets.local import DynamoDBLocal
+from loadgen.targets.localstack import LocalStack
+from loadgen.targets.localstack_install import find_python, install
+from loadgen.targets.reaper import processes_naming
 
 
 def rss_mb(pid: int) -> float:
