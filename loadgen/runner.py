@@ -209,7 +209,9 @@ class RunConfig:
         from loadgen.emulator.engines import ENGINES
 
         if self.engine not in ENGINES:
-            raise ConfigError(f"--engine must be one of {', '.join(ENGINES)} (got {self.engine!r})")
+            raise ConfigError(
+                f"--engine must be {', '.join(ENGINES[:-1])} or {ENGINES[-1]} (got {self.engine!r})"
+            )
         if self.aws and self.endpoint:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
         self._check_localstack()

@@ -63,7 +63,7 @@ def test_bad_faults_name_the_value(text: str) -> None:
         (["--localstack", "--localstack-faults", "2"], "any must be 0 to 1 (got 2.0)"),
         (["--localstack", "--aws"], "--localstack and --aws exclude each other"),
         (["--localstack", "--engine", "moto"], "--localstack and --engine moto exclude"),
-        (["--engine", "dynamo"], "--engine must be one of auto, dynamodb-local, moto, localstack"),
+        (["--engine", "dynamo"], "--engine must be auto, dynamodb-local, moto or localstack"),
     ],
 )
 def test_bad_localstack_flags_are_one_line_and_exit_2(args: list[str], expected: str) -> None:
