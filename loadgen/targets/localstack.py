@@ -13,9 +13,9 @@ Nothing is downloaded when it starts: no engine, no certificate, no analytics.
 
 LocalStack starts DynamoDB Local's JVM in a session of its own, so a LocalStack killed by
 SIGKILL leaves it running. Every process of one start names that start's directory on its
-command line: `close()` ends LocalStack (SIGTERM) and then any process still naming the
-directory, and a reaper (`loadgen.targets.reaper`) does the same should whoever started it
-die without `close()`.
+command line: `close()` ends LocalStack (SIGKILL: its data is in memory) and then any
+process still naming the directory, and a reaper (`loadgen.targets.reaper`) does the same
+should whoever started it die without `close()`.
 
     >>> with LocalStack(faults=Faults(any=0.1)) as localstack:  # doctest: +SKIP
     ...     client = boto3.client("dynamodb", endpoint_url=localstack.endpoint_url)
@@ -277,8 +277,13 @@ class LocalStack(local._LocalTarget):
         self._reaper_pipe = write_end
 
     def _stop(self) -> None:
-        workdir = self._workdir
-        super()._stop()  # SIGTERM: LocalStack stops its JVM, unless it cannot any more
+        workdir, process = self._workdir, self._process
+        if process is not None and process.poll() is None:
+            # Its data is in memory, nothing to save, and its own shutdown takes 1.5-6 s:
+            # SIGKILL, then its JVM by the marker.
+            process.kill()
+            process.wait()
+        super()._stop()
         if workdir is not None:
             exclude = () if self._reaper is None else (self._reaper.pid,)
             reaper.kill_naming(str(workdir), exclude=exclude)

@@ -2,7 +2,7 @@
 
     python -m loadgen.targets.localstack_install [--python PYTHON] [--dir DIRECTORY]
 
-Into the directory (`loadgen.targets.localstack.home`, ``.localstack/`` in a checkout) it puts:
+Into the directory (`home`: in the user's cache, one per set of pins) it puts:
 
 - ``venv/``: a virtual environment of Python 3.13 or later (LocalStack 4.14.0 imports on
   nothing older) with every package of ``localstack-requirements.txt`` at its pinned version,
@@ -78,14 +78,16 @@ _SOURCES = {"LoopbackDynamoDBLocal": local._LOOPBACK_LAUNCHER, "NoPatchAgent": _
 
 
 def home() -> Path:
-    """Where LocalStack is installed: ``$PARTITION_HEAT_LOCALSTACK_DIR``, else
-    ``.localstack/`` in the project checkout, else ``~/.cache/partition-heat/localstack``."""
+    """Where LocalStack is installed: ``$PARTITION_HEAT_LOCALSTACK_DIR``, else a directory of
+    the user's cache named for what it holds (``~/.cache/partition-heat/localstack-<hash of
+    the requirements and the classes' source>``). Every checkout, and CI's fresh clone on a
+    machine that has one, shares the install of the same pins (250 MB); other pins get a
+    directory of their own rather than reinstall over it."""
     override = os.environ.get(_HOME_VARIABLE)
     if override:
         return Path(override)
-    if (local._REPO_ROOT / "pyproject.toml").is_file():
-        return local._REPO_ROOT / ".localstack"
-    return Path.home() / ".cache" / "partition-heat" / "localstack"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "partition-heat" / f"localstack-{_stamp_text()[:12]}"
 
 
 def venv_python(directory: Path | None = None) -> Path:
