@@ -107,7 +107,7 @@ def localstack_missing() -> str | None:
     """Why LocalStack cannot start here (not installed, no Java, no DynamoDB Local), or None.
 
     >>> localstack_missing()  # doctest: +SKIP
-    'LocalStack is not installed in .../.localstack: run `bash scripts/setup`, ...'
+    'LocalStack is not installed in ~/.cache/partition-heat/localstack-...: run ...'
     """
     directory = home()
     if not is_installed(directory):

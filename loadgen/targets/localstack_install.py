@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         "--engine localstack: a virtual environment of its own, every package pinned.",
     )
     parser.add_argument("--python", help="Python 3.13 or later to build it with (default: found)")
-    parser.add_argument("--dir", type=Path, help="where (default: .localstack in the checkout)")
+    parser.add_argument("--dir", type=Path, help="where (default: in the user's cache)")
     args = parser.parse_args(argv)
     directory = args.dir or home()
     try:
