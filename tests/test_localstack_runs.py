@@ -162,7 +162,8 @@ def test_a_design_file_through_the_emulator_in_front_of_localstack(
     # The single counter's increments run past one partition's ceiling: the model says so.
     increment = verdicts["increment"]
     assert increment["status"] == "FAIL", increment
-    assert any("throttled on GLOBAL_COUNTER" in reason for reason in increment["reasons"])
+    assert increment["throttled_attempts"] > 0 and increment["hot_key"] == "GLOBAL_COUNTER"
+    assert any("throttled" in reason for reason in increment["reasons"]), increment
 
 
 # --- LocalStack's fault injection: its refusals, not heat --------------------------------------
