@@ -196,7 +196,8 @@ def test_fault_injection_through_the_emulator_is_split_from_the_models_throttles
     tmp_path: Path, localstack_endpoint: str
 ) -> None:
     results, stdout = run(
-        tmp_path, "faults-emulated", *short("counter", "single"),
+        tmp_path, "faults-emulated", "counter", "--design", "single",
+        "--config", "examples/launch/counter.yaml", "--duration", "6s", "--scale", "0.03",
         "--localstack", "--emulate", "--endpoint", localstack_endpoint,
         "--localstack-faults", "write=0.1",
     )  # fmt: skip
