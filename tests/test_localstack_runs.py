@@ -2,9 +2,10 @@
 answers, no partition model) and through the emulator (the model decides throttles,
 LocalStack stores the data); and LocalStack's fault injection counted as its own refusals.
 
-Every run goes to the session's LocalStack (`localstack_endpoint`: started once, it takes
-seconds), as ``--localstack --endpoint URL``; runs are short. A LocalStack the run starts
-itself (``--localstack``, ``--engine localstack``) is tested in tests/targets/test_localstack.py.
+Every run but one goes to the session's LocalStack (`localstack_endpoint`: started once, it
+takes seconds), as ``--localstack --endpoint URL``; runs are short. The faults through the
+emulator run with LocalStack as the run's engine (``--engine localstack``), started for it;
+tests/targets/test_localstack.py starts its own too.
 """
 
 from __future__ import annotations
@@ -193,15 +194,18 @@ def test_fault_injection_straight_is_counted_as_localstacks(
 
 
 def test_fault_injection_through_the_emulator_is_split_from_the_models_throttles(
-    tmp_path: Path, localstack_endpoint: str
+    tmp_path: Path,
 ) -> None:
+    """LocalStack as the run's embedded engine, started by the emulator with its faults set
+    after the warm-up (which they would refuse)."""
     results, stdout = run(
         tmp_path, "faults-emulated", "counter", "--design", "single",
         "--config", "examples/launch/counter.yaml", "--duration", "6s", "--scale", "0.03",
-        "--localstack", "--emulate", "--endpoint", localstack_endpoint,
-        "--localstack-faults", "write=0.1",
+        "--engine", "localstack", "--localstack-faults", "write=0.1",
     )  # fmt: skip
-    assert read_faults(localstack_endpoint) == Faults()
+    assert results["run"]["engine"] == "localstack" and results["run"]["engine_rate"] > 0
+    assert "in front of embedded LocalStack 4.14.0" in results["run"]["target"]
+    assert results["run"]["localstack_faults"]["DYNAMODB_WRITE_ERROR_PROBABILITY"] == 0.1
     totals = results["totals"]
     if "throttles" not in totals:
         pytest.skip("the results keep no throttles rows: the client does not record sources yet")
