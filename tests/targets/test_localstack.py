@@ -73,6 +73,20 @@ def test_bad_localstack_flags_are_one_line_and_exit_2(args: list[str], expected:
     assert line.startswith("loadgen: error: ") and expected in line, line
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--localstack-faults", "0.1"], "--localstack-faults 0.1 goes with --engine localstack"),
+        (["--engine", "localstack", "--localstack-faults", "nope"], "(got 'nope')"),
+    ],
+)
+def test_bad_emulator_faults_are_one_line_and_exit_2(args: list[str], expected: str) -> None:
+    result = loadgen("emulator", "--port", "0", *args, timeout=60)
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("loadgen: error: ") and expected in line, line
+
+
 def test_an_endpoint_that_is_not_localstack_is_refused(moto_endpoint: str) -> None:
     assert read_faults(moto_endpoint, timeout=2.0) is None
     with (
