@@ -161,10 +161,6 @@ class Faults:
                 raise ConfigError(f"--localstack-faults must be {expected}") from None
         return cls(**values)
 
-    @property
-    def active(self) -> bool:
-        return bool(self.any or self.read or self.write)
-
     def environment(self) -> dict[str, str]:
         """LocalStack's variables for these faults."""
         return {
