@@ -180,9 +180,21 @@ def _add_target_flags(run: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--engine",
         help="engine of the embedded target: auto (default: DynamoDB Local where Java runs, "
-        "else moto), dynamodb-local or moto",
+        "else moto), dynamodb-local, moto or localstack",
     )
     run.add_argument("--aws", action="store_true", help="run against real DynamoDB")
+    run.add_argument(
+        "--localstack",
+        action="store_true",
+        help="run against LocalStack, started here (installed by scripts/setup) or --endpoint's: "
+        "its own answers, no partition model; with --emulate, the model in front of it",
+    )
+    run.add_argument(
+        "--localstack-faults",
+        metavar="P",
+        help="LocalStack's fault injection for the run: P (every read and write) or "
+        "read=P,write=P; refusals at random, counted as LocalStack's, never as heat",
+    )
     run.add_argument("--region", help="AWS region")
     run.add_argument(
         "--metrics-port", type=int, help="serve Prometheus metrics on this port during the run"

@@ -9,6 +9,7 @@ end print the summary and write the results file, also when the run is interrupt
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -75,6 +76,11 @@ class RunConfig:
     """The DynamoDB client the users call through: ``boto3`` or ``fast``."""
     engine: str = "auto"
     """The embedded target's engine: ``auto`` (DynamoDB Local where Java runs), or by name."""
+    localstack: bool = False
+    """Run against LocalStack: one started here, or ``endpoint``'s; with ``emulate``, the
+    partition model in front of it (`loadgen.targets.localstack`)."""
+    localstack_faults: str | None = None
+    """LocalStack's fault injection for the run: ``0.1`` or ``read=P,write=P``."""
     gate: str | None = None
     """A thresholds file to gate the results with (`loadgen.verdict.checks`) after the run."""
     report: str | None = None
@@ -218,18 +224,39 @@ class RunConfig:
             raise ConfigError(f"--scale must be > 0 or auto (got {self.scale})")
         if self.client not in ("boto3", "fast"):
             raise ConfigError(f"--client must be boto3 or fast (got {self.client!r})")
-        if self.engine not in ("auto", "dynamodb-local", "moto"):
+        from loadgen.emulator.engines import ENGINES
+
+        if self.engine not in ENGINES:
             raise ConfigError(
-                f"--engine must be auto, dynamodb-local or moto (got {self.engine!r})"
+                f"--engine must be {', '.join(ENGINES[:-1])} or {ENGINES[-1]} (got {self.engine!r})"
             )
         if self.aws and self.endpoint:
             raise ConfigError(f"--aws and --endpoint {self.endpoint} exclude each other")
+        self._check_localstack()
         self.duration_s()
         self.cost_window()
         self.load_argv(None)  # the open model's settings, checked before a target starts
         from loadgen.design import keys as distributions
 
         distributions.validate_spec(self.distribution)
+
+    def _check_localstack(self) -> None:
+        if self.localstack and self.aws:
+            raise ConfigError("--localstack and --aws exclude each other")
+        if self.localstack and self.engine not in ("auto", "localstack"):
+            raise ConfigError(
+                f"--localstack and --engine {self.engine} exclude each other (with --emulate, "
+                "LocalStack is the engine behind the partition model)"
+            )
+        if self.localstack_faults is not None:
+            from loadgen.targets.localstack import Faults
+
+            if not (self.localstack or self.engine == "localstack"):
+                raise ConfigError(
+                    f"--localstack-faults {self.localstack_faults} needs LocalStack "
+                    "(--localstack, or --engine localstack)"
+                )
+            Faults.parse(self.localstack_faults)
 
     def duration_s(self) -> int:
         from locust.util.timespan import parse_timespan
@@ -361,6 +388,9 @@ class Target:
     largest_units: float | None = None
     """With ``--scale auto``: write units the largest request takes on one partition (AWS
     scale), which bounded the scale from below; None where nothing is known of it."""
+    localstack_faults: Any = None
+    """LocalStack's fault injection during the run (`loadgen.targets.localstack.Faults`),
+    where LocalStack answers and says; None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -400,13 +430,30 @@ EMULATOR_DEFAULTS = {
 def _target(config: RunConfig, largest_units: float | None = None) -> Iterator[Target]:
     """The run's target; ``largest_units``: a design file's largest request (write units on
     one partition), which bounds ``--scale auto`` as a workload's `EmulatorDefaults` do."""
-    from loadgen.emulator.embedded import DEFAULT_SCALE, EmbeddedEmulator
     from loadgen.targets import local as targets
 
     endpoint = config.endpoint or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
     endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL")
     if config.aws:
         yield Target(None, _describe_aws(config.region))
+        return
+    if config.localstack and (endpoint or not config.emulate):
+        from loadgen.targets.localstack import Faults, localstack_target
+
+        faults = Faults.parse(config.localstack_faults) if config.localstack_faults else None
+        with localstack_target(endpoint, faults) as localstack:
+            if not config.emulate:  # LocalStack's own answers, no partition model
+                yield Target(
+                    localstack.endpoint_url,
+                    localstack.description,
+                    engine="localstack",
+                    localstack_faults=localstack.faults,
+                )
+                return
+            with _emulator(
+                config, localstack.endpoint_url, localstack.description, largest_units
+            ) as target:
+                yield dataclasses.replace(target, localstack_faults=localstack.faults)
         return
     # Clients of a local endpoint sign with local credentials when none are configured
     # (`loadgen.client.credentials`), as under plain `locust -f`.
@@ -416,6 +463,30 @@ def _target(config: RunConfig, largest_units: float | None = None) -> Iterator[T
         return
     if endpoint:
         targets.probe(endpoint, timeout=5.0)
+    with _emulator(config, endpoint, largest_units=largest_units) as target:
+        yield target
+
+
+@contextlib.contextmanager
+def _emulator(
+    config: RunConfig,
+    endpoint: str | None,
+    behind: str | None = None,
+    largest_units: float | None = None,
+) -> Iterator[Target]:
+    """The embedded emulator, in front of ``endpoint`` (``behind`` says what it is) or of an
+    engine of its own; ``largest_units`` as `_target` takes it."""
+    from loadgen.emulator.embedded import DEFAULT_SCALE, EmbeddedEmulator
+
+    extra: list[str] = []
+    faults = None
+    if endpoint is None and (config.localstack or config.engine == "localstack"):
+        config.engine = "localstack"  # --localstack --emulate: LocalStack behind the model
+        if config.localstack_faults:
+            from loadgen.targets.localstack import Faults
+
+            faults = Faults.parse(config.localstack_faults)
+            extra = ["--localstack-faults", config.localstack_faults]
     defaults = EMULATOR_DEFAULTS.get(config.workload, EmulatorDefaults())
     scale = config.scale or defaults.scale or DEFAULT_SCALE
     auto = scale == "auto"
@@ -434,18 +505,21 @@ def _target(config: RunConfig, largest_units: float | None = None) -> Iterator[T
         upstream=endpoint,
         engine=config.engine,
         run_seconds=config.duration_s(),
+        extra_args=extra,
     )
     if embedded.engine is not None and embedded.engine.warning is not None:
         print(f"Warning: {embedded.engine.warning}", file=sys.stderr, flush=True)
     with embedded as emulator:
         yield Target(
             emulator.endpoint_url,
-            f"{_EMBEDDED} emulator ({emulator.endpoint_url}) in front of {emulator.behind}",
+            f"{_EMBEDDED} emulator ({emulator.endpoint_url}) in front of "
+            f"{behind or emulator.behind}",
             scale=emulator.scale,
             engine=None if emulator.engine is None else emulator.engine.name,
             engine_rate=emulator.engine_rate,
             scale_auto=auto,
             largest_units=largest if auto else None,
+            localstack_faults=faults,
         )
 
 
@@ -720,6 +794,11 @@ def _run_locust(
         engine_rate=None if target.engine_rate is None else round(target.engine_rate),
         scale=target.scale,
         interrupted=interrupted,
+        **(
+            {"localstack_faults": target.localstack_faults.to_dict()}
+            if target.localstack_faults is not None
+            else {}
+        ),
     )
     answers = _target_answers(target)
     if answers is not None:

@@ -95,6 +95,30 @@ def dynamodb_local_endpoint(dynamodb_local: DynamoDBLocal) -> str:
     return dynamodb_local.endpoint_url
 
 
+def need_localstack() -> None:
+    """Skip the calling test where LocalStack cannot start (fail it in CI)."""
+    from loadgen.targets.localstack import localstack_missing
+
+    missing = localstack_missing()
+    if missing is not None:
+        if in_ci():
+            pytest.fail(f"LocalStack must run in CI: {missing}", pytrace=False)
+        pytest.skip(f"LocalStack unavailable: {missing}")
+
+
+@pytest.fixture(scope="session")
+def localstack_endpoint() -> Iterator[str]:
+    """URL of a LocalStack shared by the whole session (it takes seconds to start), warmed
+    up as the embedded engine is (skipped if not installed, outside CI)."""
+    from loadgen.emulator.engines import warm
+    from loadgen.targets.localstack import LocalStack
+
+    need_localstack()
+    with LocalStack() as localstack:
+        warm(localstack.endpoint_url, requests=200)
+        yield localstack.endpoint_url
+
+
 # --- runs at launch traffic ---------------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -33,6 +33,7 @@ import jsonschema
 import pytest
 import yaml
 
+from loadgen.targets.localstack import LOCALSTACK_VERSION, SETTINGS, Faults
 from tests.conftest import Prometheus, free_port, in_ci
 from tests.heat.test_exporter import promtool_or_skip
 
@@ -87,9 +88,22 @@ def test_docker_compose_accepts_the_file_with_either_engine() -> None:
         assert "http://dynamodb:4566" in config["services"]["emulator"]["command"]
     assert "-port" in local["services"]["dynamodb-local"]["command"]
     assert local["services"]["dynamodb-local"]["command"][-1] == "4566"
-    # LocalStack gets the auth token from the user's environment.
-    token = compose_config(LOCALSTACK_AUTH_TOKEN="ls-abc")
-    assert token["services"]["localstack"]["environment"]["LOCALSTACK_AUTH_TOKEN"] == "ls-abc"
+
+
+def test_localstack_runs_the_release_and_settings_the_harness_runs_without_an_account() -> None:
+    service = compose_config()["services"]["localstack"]
+    # The image of the release run in host mode (localstack-requirements.txt pins the same).
+    assert service["image"] == f"localstack/localstack:{LOCALSTACK_VERSION}"
+    pinned = (ROOT / "loadgen" / "targets" / "localstack-requirements.txt").read_text()
+    assert f"localstack-core[base-runtime]=={LOCALSTACK_VERSION}\n" in pinned
+    environment = service["environment"]
+    assert "LOCALSTACK_AUTH_TOKEN" not in environment  # 4.14.0 asks for no account
+    assert {k: environment[k] for k in SETTINGS} == dict(SETTINGS)
+    # Fault injection off unless asked for, and passed on when it is.
+    faults = Faults.VARIABLES.values()
+    assert {environment[name] for name in faults} == {"0"}
+    asked = compose_config(DYNAMODB_WRITE_ERROR_PROBABILITY="0.1")["services"]["localstack"]
+    assert asked["environment"]["DYNAMODB_WRITE_ERROR_PROBABILITY"] == "0.1"
 
 
 def test_workers_scale() -> None:

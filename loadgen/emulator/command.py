@@ -23,6 +23,7 @@ from loadgen.emulator.engines import (
     DEFAULT_WARM_UP_REQUESTS,
     JVM_OPTIONS,
     LONG_RUN_SECONDS,
+    Engine,
     auto_scale,
     choose_engine,
     jvm_choice,
@@ -42,6 +43,7 @@ from loadgen.emulator.server import (
 from loadgen.errors import ConfigError, HarnessError, TargetError
 from loadgen.model.partitions import PartitionModel
 from loadgen.targets import local as targets
+from loadgen.targets.localstack import Faults, LocalStack, write_faults
 from loadgen.traffic.trace import TraceWriter
 
 __all__ = ["main"]
@@ -74,7 +76,8 @@ def _parser() -> argparse.ArgumentParser:
         "--engine",
         default="auto",
         help="embedded engine: auto (default: DynamoDB Local where Java runs, else moto), "
-        "dynamodb-local, or moto",
+        "dynamodb-local, moto, or localstack (LocalStack started here, installed by "
+        "scripts/setup)",
     )
     backend.add_argument(
         "--null-backend",
@@ -162,6 +165,13 @@ def _parser() -> argparse.ArgumentParser:
         f"{long_warm_up}, as a long `loadgen run` takes; benchmarks/bench_jvm.py measures them)",
     )
     parser.add_argument(
+        "--localstack-faults",
+        metavar="P",
+        help="with --engine localstack: LocalStack's fault injection, P (every read and write) "
+        "or read=P,write=P: refusals at random, whatever the key, which the emulator passes on "
+        "as LocalStack's and never counts as throttles of its own",
+    )
+    parser.add_argument(
         "--warm-up-requests",
         type=int,
         default=DEFAULT_WARM_UP_REQUESTS,
@@ -219,16 +229,25 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigError(f"--hash-keys {args.hash_keys!r} needs --capture FILE")
     if args.partition_size:
         _size(args.partition_size)
+    if args.localstack_faults is not None:
+        if args.engine != "localstack" or args.upstream or args.null_backend:
+            raise ConfigError(
+                f"--localstack-faults {args.localstack_faults} goes with --engine localstack"
+            )
+        Faults.parse(args.localstack_faults)
 
 
-def _build(args: argparse.Namespace, engine_url: str | None = None) -> Emulator:
+def _build(
+    args: argparse.Namespace, engine_url: str | None = None, engine: Engine | None = None
+) -> Emulator:
     _check(args)
     backend: Backend
     if args.upstream:
         backend = UpstreamBackend(args.upstream, timeout=args.upstream_timeout)
     elif engine_url is not None:
         backend = UpstreamBackend(engine_url, timeout=args.upstream_timeout)
-        backend.name = f"{choose_engine('dynamodb-local').description} at {engine_url}"
+        described = engine or choose_engine("dynamodb-local")
+        backend.name = f"{described.description} at {engine_url}"
     elif args.null_backend:
         backend = NullBackend()
     else:
@@ -346,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="loadgen emulator: %(message)s")
     try:
         with contextlib.ExitStack() as stack:
-            engine_url, engine_rate = None, None
+            engine_url, engine_rate, engine = None, None, None
             scale_auto = args.scale == "auto"
             _check(args)
             if args.warm_up_requests < 4:
@@ -361,15 +380,21 @@ def main(argv: list[str] | None = None) -> int:
                 engine = choose_engine(args.engine)
                 if engine.warning is not None:
                     print(f"loadgen emulator: warning: {engine.warning}", file=sys.stderr)
+                options = tuple(args.jvm_options.split())
                 if engine.name == "dynamodb-local":
                     # Its own child, stopped with the emulator (and killed if the emulator dies).
-                    options = tuple(args.jvm_options.split())
                     local = stack.enter_context(targets.DynamoDBLocal(java_options=options))
                     engine_rate = warm(local.endpoint_url, requests=args.warm_up_requests)
                     engine_url = local.endpoint_url
+                elif engine.name == "localstack":
+                    started = stack.enter_context(LocalStack(java_options=options))
+                    engine_rate = warm(started.endpoint_url, requests=args.warm_up_requests)
+                    if args.localstack_faults:  # after the warm-up, which must not be refused
+                        write_faults(started.endpoint_url, Faults.parse(args.localstack_faults))
+                    engine_url = started.endpoint_url
             if scale_auto:
                 engine_rate = _auto_scale(args, engine_rate)
-            emulator = _build(args, engine_url)
+            emulator = _build(args, engine_url, engine)
             if args.upstream:
                 try:
                     targets.probe(args.upstream, timeout=2.0)

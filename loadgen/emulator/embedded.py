@@ -23,6 +23,9 @@ from loadgen.targets import local as targets
 
 __all__ = ["DEFAULT_SCALE", "EmbeddedEmulator"]
 
+# Engines on Java, which the child warms up and measures (it prints the rate it saw).
+_MEASURED = ("dynamodb-local", "localstack")
+
 DEFAULT_SCALE = 0.1
 """Default ``--scale``: partitions serve 300 read and 100 write units/s, a tenth of AWS's.
 
@@ -119,7 +122,7 @@ class EmbeddedEmulator(targets._LocalTarget):
             command += ["--upstream", self.upstream]
         if self.engine is not None:
             command += ["--engine", self.engine.name]
-            if self.engine.name == "dynamodb-local":
+            if self.engine.name in _MEASURED:
                 options, warm_up = jvm_choice(self.run_seconds)
                 command += [f"--jvm-options={' '.join(options)}", f"--warm-up-requests={warm_up}"]
         return command + list(self.extra_args)
@@ -166,7 +169,7 @@ class EmbeddedEmulator(targets._LocalTarget):
         A child that warmed up DynamoDB Local prints the rate it measured on the next line.
         """
         assert self._process is not None and self._workdir is not None
-        measured = self.engine is not None and self.engine.name == "dynamodb-local"
+        measured = self.engine is not None and self.engine.name in _MEASURED
         lines_wanted = 1 + (measured or self.auto) + self.auto
         while True:
             text = url_path.read_text(encoding="utf-8", errors="replace")

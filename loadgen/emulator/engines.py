@@ -51,8 +51,8 @@ __all__ = [
     "warm",
 ]
 
-ENGINES = ("auto", "dynamodb-local", "moto")
-"""What ``--engine`` takes."""
+ENGINES = ("auto", "dynamodb-local", "moto", "localstack")
+"""What ``--engine`` takes. ``auto`` never takes LocalStack: it is asked for by name."""
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 """How the embedded DynamoDB Local's JVM runs for a short run: its quick compiler only, one
 collector thread. It starts in about 5 s and serves at its full (quick-compiled) rate at
@@ -98,7 +98,7 @@ class Engine:
     """The engine a run gets, and why it is not the one preferred."""
 
     name: str
-    """``dynamodb-local`` or ``moto``."""
+    """``dynamodb-local``, ``moto`` or ``localstack``."""
     fallback_reason: str | None = None
     """Why ``auto`` could not take DynamoDB Local; None when it did, or when moto was asked."""
 
@@ -107,6 +107,13 @@ class Engine:
         """What to call it in a startup line."""
         if self.name == "dynamodb-local":
             return f"DynamoDB Local {targets.DYNAMODB_LOCAL_NPM_VERSION} (Java, in memory)"
+        if self.name == "localstack":
+            from loadgen.targets.localstack import LOCALSTACK_VERSION
+
+            return (
+                f"LocalStack {LOCALSTACK_VERSION} (host mode, DynamoDB Local "
+                f"{targets.DYNAMODB_LOCAL_NPM_VERSION} inside)"
+            )
         return "moto (in-process)"
 
     @property
@@ -126,13 +133,20 @@ class Engine:
 def choose_engine(asked: str) -> Engine:
     """The engine for ``--engine asked``: ``auto`` prefers DynamoDB Local.
 
-    Raises `ConfigError` for a name not in `ENGINES`, `TargetError` when DynamoDB Local was
-    asked for by name and cannot run here.
+    Raises `ConfigError` for a name not in `ENGINES`, `TargetError` when DynamoDB Local or
+    LocalStack was asked for by name and cannot run here.
     """
     if asked not in ENGINES:
         raise ConfigError(f"--engine must be one of {', '.join(ENGINES)} (got {asked!r})")
     if asked == "moto":
         return Engine("moto")
+    if asked == "localstack":
+        from loadgen.targets.localstack import localstack_missing
+
+        reason = localstack_missing()
+        if reason is not None:
+            raise TargetError(reason)
+        return Engine("localstack")
     missing = targets.dynamodb_local_missing()
     if missing is None:
         return Engine("dynamodb-local")

@@ -3,7 +3,8 @@
 Owns: the child-process lifecycle every local target shares, DynamoDB Local (AWS's engine, on
 Java) and moto's server (`local`), and what a probe learns of an endpoint (`probe`, and the
 partition model's scale of a running ``loadgen emulator``, `model_scale`, read from the
-``/metrics`` it serves, `emulator_metrics`). Imports
+``/metrics`` it serves, `emulator_metrics`); LocalStack in host mode (`localstack`,
+installed by `localstack_install`, its JVM ended by `reaper` whatever happens). Imports
 `loadgen.errors` only.
 """
 

@@ -253,6 +253,14 @@ class _LocalTarget:
     def _command(self, port: int, workdir: Path) -> list[str]:
         raise NotImplementedError
 
+    def _environment(self, port: int, workdir: Path) -> dict[str, str] | None:
+        """The child's environment (None: this process's)."""
+        return None
+
+    def _probe(self, timeout: float) -> None:
+        """Raise `TargetError` until the server answers (a DynamoDB answer, by default)."""
+        probe(self.endpoint_url, timeout=timeout)
+
     # --- machinery ------------------------------------------------------------------------
 
     def _start(self) -> None:
@@ -271,6 +279,7 @@ class _LocalTarget:
                         stdout=log,
                         stderr=subprocess.STDOUT,
                         cwd=self._workdir,
+                        env=self._environment(port, self._workdir),
                         preexec_fn=_die_with_parent_hook(),
                     )
             except OSError as exc:
@@ -301,7 +310,7 @@ class _LocalTarget:
                 return exit_code
             remaining = deadline - time.monotonic()
             try:
-                probe(self.endpoint_url, timeout=max(0.05, min(1.0, remaining)))
+                self._probe(max(0.05, min(1.0, remaining)))
                 return None
             except TargetError as exc:
                 last_error = str(exc)

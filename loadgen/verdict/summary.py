@@ -15,6 +15,7 @@ from typing import Any
 from loadgen.pricing import MONTH, Prices, Window, load_prices
 from loadgen.verdict.cost import format_run_cost, run_cost
 from loadgen.verdict.diagnosis import Finding, diagnose
+from loadgen.verdict.judged import judged_lines
 from loadgen.verdict.patterns import format_pattern_verdicts, pattern_verdicts
 
 __all__ = ["conclude", "format_findings"]
@@ -42,15 +43,17 @@ def format_findings(findings: list[Finding]) -> list[str]:
 def conclude(
     results: dict[str, Any], prices: Prices | None = None, window: Window = MONTH
 ) -> list[str]:
-    """The summary's last lines: the diagnosis, the per-pattern verdicts of a design run, and
-    what the run's traffic costs over ``window`` (a month by default), measured and at launch
-    demand (`loadgen.verdict.cost`, at ``prices``: the package's us-east-1 prices by default).
+    """The summary's last lines: who judged the run (`loadgen.verdict.judged`), the
+    diagnosis, the per-pattern verdicts of a design run, and what the run's traffic costs over
+    ``window`` (a month by default), measured and at launch demand (`loadgen.verdict.cost`, at
+    ``prices``: the package's us-east-1 prices by default).
 
     A design run's verdicts are also put in ``results["verdicts"]`` (each
     `PatternVerdict.to_dict`) and every run's cost in ``results["cost"]``, so the results
     file written after carries them.
     """
-    lines = ["", *format_findings(diagnose(results))]
+    judged = judged_lines(results)  # who judged the run, whose refusals it met
+    lines = ["", *judged, *([""] if judged else []), *format_findings(diagnose(results))]
     verdicts = pattern_verdicts(results)
     if verdicts:
         results["verdicts"] = [verdict.to_dict() for verdict in verdicts]

@@ -93,7 +93,7 @@ def test_run_refuses_an_unknown_engine(tmp_path) -> None:
     result = loadgen("run", "counter", "--engine", "sqlite", "--duration", "2s")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "loadgen: error: --engine must be auto, dynamodb-local or moto (got 'sqlite')"
+        "loadgen: error: --engine must be auto, dynamodb-local, moto or localstack (got 'sqlite')"
     ]
 
 
