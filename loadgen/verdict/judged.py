@@ -3,7 +3,7 @@ refusals its throttles were.
 
 A results file's ``throttles`` rows (per operation, and in the totals) name each throttle's
 ``source``: ``model`` where the partition model of a ``loadgen emulator`` refused the attempt
-(partition heat, or a table's capacity: its cause says which), ``engine`` where the target
+(a partition's ceiling, or a table's capacity: its cause says which), ``engine`` where the target
 refused it in its own answer. Against DynamoDB itself that answer is its partitions' (heat);
 against a local engine it never is: DynamoDB Local and moto do not throttle, and LocalStack's
 fault injection refuses requests at random, whatever the key. So a run against a local engine
@@ -14,7 +14,7 @@ without the model says plainly that no partition heat was modelled.
     >>> split.model, split.engine             # doctest: +SKIP
     (412, 37)
     >>> judged_lines(results)[0]              # doctest: +SKIP
-    'Refusals: 449 throttled attempts: 412 (91.8%) by the partition model (heat), ...'
+    'Refusals: 449 throttled attempts: 412 (91.8%) by the partition model, ...'
 """
 
 from __future__ import annotations
@@ -23,12 +23,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from loadgen.refusals import NOT_REPORTED
 from loadgen.verdict.patterns import is_aws
 
-__all__ = ["NOT_REPORTED", "Refusals", "judged_lines", "modelled", "refusals"]
-
-NOT_REPORTED = "not reported"
-"""What is said where the target gives no reason: never a guess."""
+__all__ = ["Refusals", "judged_lines", "modelled", "refusals"]
 
 
 @dataclass(frozen=True)
@@ -121,8 +119,10 @@ def judged_lines(results: dict[str, Any]) -> list[str]:
     if not modelled(results):
         lines.append(f"Refusals: {split.total:,} throttled, all {engine}'s: {engine_part}.")
         return lines
+    if not split.engine:
+        return lines  # the model's alone: the diagnosis says what refused, cause by cause
     lines.append(
         f"Refusals: {split.total:,} throttled: {split.model:,} "
-        f"({split.share(split.model):.1%}) by the partition model (heat), {engine_part}."
+        f"({split.share(split.model):.1%}) by the partition model, {engine_part}."
     )
     return lines
