@@ -806,6 +806,8 @@ def _run_locust(
     for pattern in (results.get("design") or {}).get("patterns") or ():
         pattern["units_per_execution"] = (launch_units or {}).get(pattern["id"])
     print(format_summary(results), flush=True)
+    for line in _scale_check(target, results):
+        print(line, flush=True)
     # The diagnosis; a design's verdicts; the cost a month.
     print("\n".join(conclude(results, config.load_prices(), config.cost_window())), flush=True)
     if config.out:
@@ -816,6 +818,33 @@ def _run_locust(
     if interrupted:
         raise Interrupted(signals[0])
     return results
+
+
+def _scale_check(target: Target, results: dict[str, Any]) -> list[str]:
+    """``--scale auto`` checked against what the machine delivered, not only the engine's
+    warm-up: where the run fell short, the scale it would have delivered (kept in the
+    results' ``load.delivered_scale``), and that its patterns were judged on the machine."""
+    load = results.get("load")
+    if not target.scale_auto or target.scale is None or not load or load.get("delivered"):
+        return []
+    from loadgen.emulator.engines import delivered_scale
+
+    offered, achieved = float(load["offered_per_s"]), float(load["achieved_per_s"])
+    share = achieved / offered if offered else 1.0
+    lower = delivered_scale(target.scale, share, target.largest_units)
+    load["delivered_scale"] = lower
+    what = (
+        f"--scale {lower:g} is the largest it would deliver: run again with it"
+        if lower is not None
+        else "no faithful scale is lower (its largest request would overfill a partition's "
+        "second): run on a machine with more cores, or with --rate-scale below 1"
+    )
+    return [
+        "",
+        f"Scale: --scale auto chose {target.scale:g} from the engine's warm-up, and this "
+        f"machine delivered {share:.0%} of the load offered at it; {what}. What the load did "
+        "not reach is not judged.",
+    ]
 
 
 def _target_answers(target: Target) -> dict[str, int] | None:

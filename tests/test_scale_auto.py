@@ -148,3 +148,24 @@ def test_loadgen_emulator_refuses_scale_auto_without_a_launch_rate() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "--scale auto needs --launch-rate" in done.stderr
+
+
+def test_a_run_auto_scale_did_not_deliver_says_the_scale_this_machine_delivers() -> None:
+    from loadgen.emulator.engines import delivered_scale
+    from loadgen.runner import Target, _scale_check
+
+    # 62% delivered at 0.1: the offered load times that, less a tenth, is 0.0558: 0.05.
+    assert delivered_scale(0.1, 0.62) == 0.05
+    assert delivered_scale(0.1, 1.0) is None  # delivered: nothing to lower
+    # No faithful scale below: an order's 6 units need 0.06 at least.
+    assert delivered_scale(0.1, 0.62, largest_units=6.0) is None
+    target = Target("http://127.0.0.1:1", "emulator", scale=0.1, scale_auto=True)
+    load = {"offered_per_s": 500.0, "achieved_per_s": 310.0, "delivered": False}
+    lines = _scale_check(target, {"load": load})
+    assert "--scale auto chose 0.1" in lines[1] and "delivered 62%" in lines[1]
+    assert "--scale 0.05 is the largest it would deliver" in lines[1]
+    assert load["delivered_scale"] == 0.05
+    # A scale given, or a load delivered, is not second-guessed.
+    given = Target("http://127.0.0.1:1", "emulator", scale=0.1)
+    assert _scale_check(given, {"load": dict(load)}) == []
+    assert _scale_check(target, {"load": {**load, "delivered": True}}) == []

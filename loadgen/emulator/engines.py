@@ -43,6 +43,7 @@ __all__ = [
     "Engine",
     "auto_scale",
     "choose_engine",
+    "delivered_scale",
     "jvm_choice",
     "pk_sk_table",
     "scale_argument",
@@ -247,8 +248,8 @@ def size_reason(
 ) -> str:
     """What decided `auto_scale`'s choice, in words: the engine's rate or the request size.
 
-    >>> size_reason(60_000, 4_000, 6, 0.1)[:60]
-    'the largest request, 6 write units on one partition, would '
+    >>> size_reason(60_000, 4_000, 6, 0.1)[:58]
+    'the largest request, 6 write units on one partition, would'
     """
     within = f"at most half of the {engine_rate:,.0f} requests/s the engine answered at its warm-up"
     if largest_units is None or auto_scale(launch_rate, engine_rate) >= scale:
@@ -261,6 +262,23 @@ def size_reason(
         f"{engine_rate:,.0f} requests/s the engine answered at its warm-up, so the load may "
         "not be delivered"
     )
+
+
+def delivered_scale(
+    scale: float, delivered_share: float, largest_units: float | None = None
+) -> float | None:
+    """The largest of `AUTO_SCALES` this machine would deliver, from a run at ``scale`` that
+    delivered ``delivered_share`` of its offered load: the offered load times the share, less
+    a tenth for the machine's noise; None where no faithful scale is below ``scale``.
+
+        >>> delivered_scale(0.1, 0.62)
+        0.05
+    """
+    if not 0 < delivered_share < 1:
+        return None
+    floor = smallest_faithful_scale(largest_units)
+    fits = [s for s in AUTO_SCALES if s <= scale * delivered_share * 0.9 and s >= floor]
+    return max(fits) if fits else None
 
 
 def smallest_faithful_scale(largest_units: float | None) -> float:
