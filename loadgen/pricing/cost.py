@@ -51,6 +51,7 @@ __all__ = [
     "provisioned_usd",
     "request_units_usd",
     "storage_usd",
+    "sum_priced",
 ]
 
 TARGET_UTILIZATION = 0.7
@@ -148,7 +149,7 @@ def _times(amount: float, price: float | None) -> float | None:
     return None if price is None else amount * price
 
 
-def _sum(values: Iterable[float | None]) -> float | None:
+def sum_priced(values: Iterable[float | None]) -> float | None:
     """The sum, or None when any part has no price."""
     total = 0.0
     for value in values:
@@ -160,7 +161,7 @@ def _sum(values: Iterable[float | None]) -> float | None:
 
 def request_units_usd(read_units: float, write_units: float, prices: ClassPrices) -> float | None:
     """On-demand read and write request units (counts), in the prices' currency."""
-    return _sum(
+    return sum_priced(
         (
             _times(read_units / 1e6, prices.on_demand_read_per_million),
             _times(write_units / 1e6, prices.on_demand_write_per_million),
@@ -180,7 +181,7 @@ def provisioned_usd(
     read_units: float, write_units: float, prices: ClassPrices, hours: float
 ) -> float | None:
     """``hours`` of provisioned read and write capacity units, in the prices' currency."""
-    hourly = _sum(
+    hourly = sum_priced(
         (
             _times(read_units, prices.provisioned_rcu_hour),
             _times(write_units, prices.provisioned_wcu_hour),
@@ -277,8 +278,10 @@ def monthly_cost(
             },
         )
         for c in CLASSES:
-            table["on_demand_usd"][c] = _sum((table["on_demand_usd"][c], row["on_demand_usd"][c]))
-            table["provisioned_usd"][c] = _sum(
+            table["on_demand_usd"][c] = sum_priced(
+                (table["on_demand_usd"][c], row["on_demand_usd"][c])
+            )
+            table["provisioned_usd"][c] = sum_priced(
                 (table["provisioned_usd"][c], row["provisioned"]["usd"][c])
             )
         if row["provisioned_as_run"] is not None:
@@ -286,7 +289,7 @@ def monthly_cost(
             as_run = row["provisioned_as_run"]["usd"]["standard"]
         else:
             as_run = row["on_demand_usd"]["standard"]
-        table["as_run_usd"] = _sum((table["as_run_usd"], as_run))
+        table["as_run_usd"] = sum_priced((table["as_run_usd"], as_run))
     for name in {*stored_bytes} - {*tables}:
         if "/" not in name:
             tables[name] = {
@@ -307,19 +310,21 @@ def monthly_cost(
         for key in ("on_demand_usd", "provisioned_usd"):
             table[key] = {c: _round(v) for c, v in table[key].items()}
         storage = table["storage_usd"]["standard"] if table["storage_usd"] else 0.0
-        table["monthly_usd"] = _round(_sum((table["as_run_usd"], storage)))
+        table["monthly_usd"] = _round(sum_priced((table["as_run_usd"], storage)))
         del table["as_run_usd"]
     total = {
-        "on_demand_usd": _by_class(lambda c: _sum(t["on_demand_usd"][c] for t in tables.values())),
+        "on_demand_usd": _by_class(
+            lambda c: sum_priced(t["on_demand_usd"][c] for t in tables.values())
+        ),
         "provisioned_usd": _by_class(
-            lambda c: _sum(t["provisioned_usd"][c] for t in tables.values())
+            lambda c: sum_priced(t["provisioned_usd"][c] for t in tables.values())
         ),
         "storage_usd": _by_class(
-            lambda c: _sum((t["storage_usd"] or {}).get(c, 0.0) for t in tables.values())
+            lambda c: sum_priced((t["storage_usd"] or {}).get(c, 0.0) for t in tables.values())
         )
         if any(t["storage_usd"] for t in tables.values())
         else None,
-        "monthly_usd": _round(_sum(t["monthly_usd"] for t in tables.values())),
+        "monthly_usd": _round(sum_priced(t["monthly_usd"] for t in tables.values())),
     }
     return {
         "basis": basis,

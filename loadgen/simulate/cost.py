@@ -38,6 +38,7 @@ from loadgen.pricing.cost import (
     provisioned_usd,
     request_units_usd,
     storage_usd,
+    sum_priced,
 )
 from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult
 
@@ -68,15 +69,6 @@ def provisioned_replay(result: SimulationResult) -> Settings:
             )
         )
     return replace(result.settings, auto_scaling=True, provision=tuple(start))
-
-
-def _sum(values: list[float | None]) -> float | None:
-    total = 0.0
-    for value in values:
-        if value is None:
-            return None
-        total += value
-    return total
 
 
 def _throttled(result: SimulationResult, span: range) -> float:
@@ -129,9 +121,9 @@ def profile_cost(
             {
                 "hour": hour,
                 "minutes": len(span),
-                "on_demand": _sum(on_demand),
+                "on_demand": sum_priced(on_demand),
                 "on_demand_throttled_share": _throttled(result, span),
-                "provisioned": _sum(capacity),
+                "provisioned": sum_priced(capacity),
                 "provisioned_throttled_share": _throttled(scaled, span),
                 "storage": storage_usd(stored, standard, prices.gb_bytes, share),
             }
@@ -160,9 +152,9 @@ def profile_cost(
         "on_demand_throttled_share": _throttled(result, everything),
         "hours": rows,
         "total": {
-            "on_demand": _sum([r["on_demand"] for r in rows]),
-            "provisioned": _sum([r["provisioned"] for r in rows]),
-            "storage": _sum([r["storage"] for r in rows]),
+            "on_demand": sum_priced([r["on_demand"] for r in rows]),
+            "provisioned": sum_priced([r["provisioned"] for r in rows]),
+            "storage": sum_priced([r["storage"] for r in rows]),
         },
     }
 
