@@ -17,6 +17,9 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 
 COPY loadgen ./loadgen
 COPY workloads ./workloads
+# Mapped into the package by pyproject.toml: the shipped designs and the dashboards' source.
+COPY examples/designs ./examples/designs
+COPY dashboards ./dashboards
 RUN pip install --no-deps . \
     && useradd --create-home --uid 10001 loadgen
 

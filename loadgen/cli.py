@@ -499,28 +499,18 @@ def _run_every_design(config: RunConfig, run: Any) -> int:
 
 
 def _dashboards(argv: list[str]) -> int:
-    """``loadgen dashboards``: the generator in the project's dashboards/ (grafanalib)."""
-    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
-        if (base / "dashboards" / "build.py").is_file():
-            break
-    else:
-        print(
-            "loadgen: error: cannot find dashboards/build.py (run from the project directory)",
-            file=sys.stderr,
-        )
-        return 2
-    # dashboards/ sits beside the package, not in it (the dashboards are not needed to run
-    # a test): import it from the project directory.
-    sys.path.insert(0, str(base))
+    """``loadgen dashboards``: the generator the package ships (`loadgen.dashboards`, from the
+    project's dashboards/; grafanalib, the ``dashboards`` extra)."""
     try:
-        from dashboards import build
+        from loadgen.dashboards import build
     except ImportError as e:
         print(
-            f"loadgen: error: {e} (install the extra: pip install -e '.[dashboards]')",
+            f"loadgen: error: {e} (install the extra: pip install 'partition-heat[dashboards]')",
             file=sys.stderr,
         )
         return 2
-    return build.main(argv, prog="loadgen dashboards")
+    code: int = build.main(argv, prog="loadgen dashboards")
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -439,10 +439,11 @@ def _locustfile(source: str) -> Path:
         if not path.is_file():
             raise ConfigError(f"locustfile {source!r} does not exist")
         return path
-    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        path = base / "workloads" / f"{source}.py"
-        if path.is_file() and source != "replay":
-            return path
+    from loadgen import shipped
+
+    path = shipped(f"workloads/{source}.py")
+    if path.is_file() and source not in ("replay", "design", "__init__"):
+        return path
     raise ConfigError(
         f"unknown prefill source {source!r} (expected a workload: counter, orders, sensor; "
         "a locustfile; or a trace file)"
