@@ -125,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_replay(commands)
     _add_prefill(commands)
     _add_simulate(commands)
+    _add_engine(commands)
     return parser
 
 
@@ -142,6 +143,12 @@ def _add_prices_flags(parser: argparse.ArgumentParser) -> None:
 
 def _add_simulate(commands: Any) -> None:
     from loadgen.simulate.command import add_parser
+
+    add_parser(commands)
+
+
+def _add_engine(commands: Any) -> None:
+    from loadgen.emulator.engine_command import add_parser
 
     add_parser(commands)
 
@@ -538,6 +545,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from loadgen.simulate.command import run_simulate
 
             return run_simulate(args)
+        if args.command == "engine":
+            if extra:
+                raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
+            from loadgen.emulator.engine_command import run_engine
+
+            return run_engine(args)
         if args.command == "prefill":
             from loadgen.traffic.prefill import prefill_command
 

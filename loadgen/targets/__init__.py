@@ -3,8 +3,9 @@
 Owns: the child-process lifecycle every local target shares, DynamoDB Local (AWS's engine, on
 Java) and moto's server (`local`), and what a probe learns of an endpoint (`probe`, and the
 partition model's scale of a running ``loadgen emulator``, `model_scale`, read from the
-``/metrics`` it serves, `emulator_metrics`). Imports
-`loadgen.errors` only.
+``/metrics`` it serves, `emulator_metrics`), and DynamoDB Local for an installed tool: AWS's
+archive checked against its published SHA-256 and unpacked into the user cache (`install`,
+``loadgen engine install``). Imports `loadgen.errors` only.
 """
 
 from loadgen.targets.local import (
