@@ -113,3 +113,9 @@ def test_the_recipes_install_run_gate_and_keep_the_report_and_junit(path: Path) 
             if s.get("uses", "").startswith("actions/upload-artifact@")
         ]
         assert upload["if"] == "always()" and upload["with"]["path"] == f"{out}/"
+
+
+def test_the_manual_shows_the_recipes_as_they_are() -> None:
+    page = (ROOT / "docs/gates-and-report.md").read_text()
+    for path in (GITHUB[0], GITLAB):
+        assert f"```yaml\n{path.read_text()}```" in page, f"docs/gates-and-report.md: {path.name}"
