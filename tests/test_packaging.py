@@ -2,10 +2,12 @@
 checked, the wheel installed into a fresh virtual environment outside the checkout, and in an
 empty folder ``loadgen run`` of a shipped workload, of a design file and of a team's own
 locustfile, ``loadgen gate`` and ``loadgen report``, on DynamoDB Local installed by ``loadgen
-engine install`` from a loopback server; then the same wheel beside a boto3 of another minor.
+engine install`` from a loopback server, and ``loadgen dashboards``; then the same wheel beside a
+boto3 of another minor.
 
-No network: the fresh environment installs from the wheels scripts/setup downloaded
-(``.venv/wheelhouse``), the engine's archive is built here from the npm package's jar.
+No network: uv installs into the fresh environment with ``--offline``, from its cache, which
+holds the tested set after scripts/setup and the set beside the other boto3, which setup
+fetched into it; the engine's archive is built here from the npm package's jar.
 
 That a run never reads the checkout is shown by Python's audit hooks, not by hiding the
 checkout (a root process reads any file): every Python process of the fresh environment (the
@@ -39,7 +41,9 @@ from tests.conftest import need_dynamodb_local
 from tests.http_server import serve
 
 ROOT = Path(__file__).resolve().parent.parent
-WHEELHOUSE = ROOT / ".venv" / "wheelhouse"
+BESIDE = ROOT / ".venv" / ".partition-heat-beside"
+"""scripts/setup's note of the boto3 whose set it fetched into uv's cache."""
+UV = Path(sys.executable).parent / "uv"
 
 DESIGN = ROOT / "examples/designs/ecommerce.yaml"
 """The team's design file: five access patterns, and starting data to write first."""
@@ -83,6 +87,14 @@ class Installed:
         return subprocess.run(
             [str(self.venv / "bin" / "loadgen"), *args], cwd=self.folder, env=self.env,
             capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+
+    def uv_install(self, *requirements: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(UV), "pip", "install", "--offline", "--python", str(self.venv / "bin/python"),
+             *requirements],
+            cwd=self.folder, env=self.env, capture_output=True, text=True, timeout=600,
+            check=False,
         )  # fmt: skip
 
     def pip(self, *args: str) -> subprocess.CompletedProcess[str]:
@@ -159,8 +171,8 @@ def _engine_archive(into: Path) -> str:
 def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     """The wheel in a fresh virtual environment outside the checkout, at the tested set."""
     need_dynamodb_local()
-    if not (WHEELHOUSE / ".stamp").is_file():
-        pytest.fail(f"{WHEELHOUSE} is missing: run scripts/setup", pytrace=False)
+    if not BESIDE.is_file() or not UV.is_file():
+        pytest.fail("uv, or the packaging test's wheels in its cache: run scripts/setup")
     base = tmp_path_factory.mktemp("team")
     assert not base.is_relative_to(ROOT)
     venv = base / "venv"
@@ -178,17 +190,14 @@ def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         "PH_AUDIT_ROOT": str(ROOT),
         "PH_AUDIT_LOG": str(audit_log),
         "PIP_CONFIG_FILE": os.devnull,
+        # The cache scripts/setup filled (the engine's cache moves to the test's folder).
+        "UV_CACHE_DIR": subprocess.check_output([str(UV), "cache", "dir"], text=True).strip(),
     }
     folder = base / "empty"
     folder.mkdir()
     team = Installed(venv, wheel, env, folder, audit_log)
-    # No byte-compiling of every module of every package (moto alone has thousands): a
-    # process compiles what it imports, as it imports it.
-    done = team.pip(
-        "install", "--no-compile", "--no-index", "--find-links", str(WHEELHOUSE),
-        "-c", str(ROOT / "constraints.txt"), f"{wheel}[report]",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    done = team.uv_install(f"{wheel}[report,dashboards]", "-c", str(ROOT / "constraints.txt"))
+    assert done.returncode == 0, done.stderr[-2000:] + "(scripts/setup fills uv's cache)"
     purelib = "import sysconfig; print(sysconfig.get_path('purelib'))"
     site = Path(
         subprocess.check_output(
@@ -279,6 +288,12 @@ def test_a_team_runs_gates_and_reports_in_an_empty_folder(
     nightly = json.loads((team.folder / "nightly.json").read_text())
     assert {o["name"] for o in nightly["operations"]} >= {"counter.increment", "counter.read"}
 
+    # The dashboards' generator, from the package, writes where an installed tool may write.
+    done = team.run("dashboards")
+    assert done.returncode == 0, done.stderr
+    for committed in (ROOT / "dashboards").glob("*.json"):
+        assert (team.folder / "dashboards" / committed.name).read_text() == committed.read_text()
+
     assert sorted(p.name for p in cache.iterdir()) >= ["DynamoDBLocal.jar", "DynamoDBLocal_lib"]
     assert _opened_under_the_checkout(team) == []
 
@@ -286,23 +301,16 @@ def test_a_team_runs_gates_and_reports_in_an_empty_folder(
 def test_the_wheel_beside_a_boto3_of_another_minor_still_runs(installed: Installed) -> None:
     team = installed
     tested = _version_in(ROOT / "constraints.txt", "boto3")
-    others = sorted(
-        p.name.split("-")[1]
-        for p in WHEELHOUSE.glob("boto3-*.whl")
-        if p.name.split("-")[1].rsplit(".", 1)[0] != tested.rsplit(".", 1)[0]
-    )
-    assert others, f"no boto3 of another minor than {tested} in {WHEELHOUSE}"
-    done = team.pip("install", "--no-compile", "--no-index", "--find-links", str(WHEELHOUSE),
-                    f"{team.wheel}[report]", f"boto3=={others[0]}")  # fmt: skip
+    other = BESIDE.read_text().split()[1]
+    assert other.rsplit(".", 1)[0] != tested.rsplit(".", 1)[0], (other, tested)
+    done = team.uv_install(f"{team.wheel}[report]", f"boto3=={other}")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert team.pip("check").returncode == 0
-    team.audit_log.unlink(missing_ok=True)  # pip read the wheels; the run must read nothing here
+    team.audit_log.unlink(missing_ok=True)  # pip read its own files; the run must read none here
     versions = json.loads(team.pip("list", "--format", "json").stdout)
     have = {v["name"].lower(): v["version"] for v in versions}
-    assert (
-        have["boto3"] == others[0]
-        and have["botocore"].rsplit(".", 1)[0] == others[0].rsplit(".", 1)[0]
-    )
+    assert have["boto3"] == other
+    assert have["botocore"].rsplit(".", 1)[0] == other.rsplit(".", 1)[0]
     # boto3 makes the calls, aioboto3 (the release pip chose for it) writes the starting data,
     # moto (on that botocore) answers.
     (team.folder / "design.yaml").write_text(DESIGN.read_text())
