@@ -33,8 +33,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = "python3.11"
-BESIDE = "boto3==1.39.11"
-"""A boto3 of another minor than the tested one, within the window aioboto3 covers."""
+BESIDE = "boto3==1.36.26"
+"""A boto3 of another minor than the tested one: the range's lower bound."""
 
 
 def _name(requirement: str) -> str:

@@ -219,7 +219,8 @@ def _add_replay(commands: Any) -> None:
 def _add_prefill(commands: Any) -> None:
     prefill = commands.add_parser(
         "prefill",
-        help="fill a table with a workload's or a trace's items before a test (aioboto3)",
+        help="fill a table with a workload's or a trace's items before a test, many batches "
+        "in flight",
         description="Write N items of a workload's key design (or of a trace's keys and sizes) "
         "with BatchWriteItem, many batches in flight. Flags not listed go to the workload "
         "(--shards 20, ...).",

@@ -501,8 +501,8 @@ def _prepare_design(config: RunConfig, design: Any, target: Target) -> None:
 
 
 def _write_starting_data(config: RunConfig, target: Target, limit: int) -> None:
-    """``loadgen prefill DESIGN_FILE`` in a child process: asyncio and aioboto3 stay out of
-    this process, which runs Locust on gevent."""
+    """``loadgen prefill DESIGN_FILE`` in a child process: its threads stay out of this
+    process, which runs Locust on gevent."""
     import subprocess
 
     command = [

@@ -311,8 +311,7 @@ def test_the_wheel_beside_a_boto3_of_another_minor_still_runs(installed: Install
     have = {v["name"].lower(): v["version"] for v in versions}
     assert have["boto3"] == other
     assert have["botocore"].rsplit(".", 1)[0] == other.rsplit(".", 1)[0]
-    # boto3 makes the calls, aioboto3 (the release pip chose for it) writes the starting data,
-    # moto (on that botocore) answers.
+    # boto3 makes the calls, its botocore writes the starting data, moto (on it) answers.
     (team.folder / "design.yaml").write_text(DESIGN.read_text())
     done = team.run("run", "design.yaml", "--client", "boto3", "--starting-limit", "200",
                     "--duration", "4s", "--engine", "moto", "--out", "beside.json")  # fmt: skip

@@ -6,7 +6,8 @@
 Items come from a workload's key design (its ``prefill_item``: the n-th item a table of that
 design holds) or from a trace's keys and sizes (each recorded key at its largest recorded
 size, then copies ``key~1``, ``key~2``, ... as ``loadgen replay --key-scale`` names them).
-They are written with aioboto3: ``--concurrency`` BatchWriteItem calls of 25 items in flight,
+They are written with botocore: ``--concurrency`` BatchWriteItem calls of 25 items in flight
+(a thread each, on one client: the calls wait on the network, not on each other),
 UnprocessedItems and throttled calls retried with full-jitter exponential backoff, no SDK
 retries (so every throttle is counted), a progress line and a summary: items/s, write units
 consumed and throttles.
@@ -19,11 +20,11 @@ A table is created only where ``loadgen run`` would create one (a local endpoint
 from __future__ import annotations
 
 import argparse
-import asyncio
 import itertools
 import os
 import random
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -93,7 +94,7 @@ class PrefillSummary:
 
 
 def _without_gevent() -> None:
-    """Prefill runs asyncio: keep gevent's patching of the standard library out of it (when
+    """Prefill runs threads: keep gevent's patching of the standard library out of it (when
     nothing imported Locust yet; a workload's locustfile imports it)."""
     if "locust" not in sys.modules:
         os.environ.setdefault("LOCUST_SKIP_MONKEY_PATCH", "1")
@@ -181,7 +182,8 @@ def prefill(
     seed: int = 1,
     starting_data: bool = False,
 ) -> PrefillSummary:
-    """Write the plan's items with aioboto3; the table must exist. Returns the summary.
+    """Write the plan's items, ``concurrency`` BatchWriteItem calls in flight (a thread each,
+    on one botocore client); the table must exist. Returns the summary.
 
     ``credentials`` (botocore's) sign the requests; None: the standard chain.
     ``starting_data`` marks the writes as what the table held before a run's load, which a
@@ -190,30 +192,10 @@ def prefill(
     """
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be >= 1 (got {concurrency})")
-    return asyncio.run(
-        _prefill(
-            plan, endpoint_url, credentials, region, concurrency, progress, seed, starting_data
-        )
-    )
+    import botocore.session
+    from botocore.config import Config
 
-
-async def _prefill(
-    plan: PrefillPlan,
-    endpoint_url: str | None,
-    credentials: Any,
-    region: str | None,
-    concurrency: int,
-    progress: bool,
-    seed: int,
-    starting_data: bool = False,
-) -> PrefillSummary:
-    import aioboto3
-    from aiobotocore.config import AioConfig
-
-    summary = PrefillSummary()
-    numbers = iter(range(plan.count))
-    rng = random.Random(seed)
-    config = AioConfig(
+    config = Config(
         retries={"mode": "standard", "total_max_attempts": 1},  # we retry, and count
         max_pool_connections=concurrency,
     )
@@ -225,80 +207,114 @@ async def _prefill(
             "aws_secret_access_key": frozen.secret_key,
             "aws_session_token": frozen.token,
         }
-    session = aioboto3.Session(**keys)
-    async with session.client(
-        "dynamodb", endpoint_url=endpoint_url, region_name=region, config=config
-    ) as db:
-        if starting_data:
-
-            def mark(request: Any, **kwargs: Any) -> None:
-                request.headers[STARTING_DATA_HEADER] = "1"
-
-            db.meta.events.register("before-sign.dynamodb.BatchWriteItem", mark)
-
-        async def worker() -> None:
-            while True:
-                batch = [plan.item(n) for n in itertools.islice(numbers, BATCH)]
-                if not batch:
-                    return
-                await _write(db, plan.table, batch, summary, rng)
-
-        reporter = asyncio.create_task(_progress(plan, summary)) if progress else None
-        try:
-            await asyncio.gather(*(worker() for _ in range(concurrency)))
-        finally:
-            if reporter is not None:
-                reporter.cancel()
-            summary.seconds = time.perf_counter() - summary.started
-    if progress:
-        _show(plan, summary, final=True)
-    return summary
-
-
-async def _write(
-    db: Any, table: str, batch: list[dict[str, Any]], summary: PrefillSummary, rng: random.Random
-) -> None:
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    pending: dict[str, list[Any]] = {table: [{"PutRequest": {"Item": item}} for item in batch]}
-    for attempt in range(MAX_ATTEMPTS):
-        sent = sum(len(v) for v in pending.values())
-        summary.calls += 1
-        try:
-            answer = await db.batch_write_item(RequestItems=pending, ReturnConsumedCapacity="TOTAL")
-        except ClientError as exc:
-            error = exc.response.get("Error", {})
-            if error.get("Code") not in _THROTTLES:
-                raise TargetError(
-                    f"BatchWriteItem on {table!r} failed: {error.get('Code')}: "
-                    f"{error.get('Message')}"
-                ) from None
-            summary.throttled_calls += 1
-            await asyncio.sleep(_backoff(attempt, rng))
-            continue
-        except BotoCoreError as exc:
-            raise TargetError(f"BatchWriteItem on {table!r} failed: {exc}") from None
-        left: dict[str, list[Any]] = answer.get("UnprocessedItems") or {}
-        unprocessed = sum(len(v) for v in left.values())
-        done = [entry for entry in pending[table] if entry not in left.get(table, ())]
-        summary.items += sent - unprocessed
-        summary.unprocessed += unprocessed
-        written = [entry["PutRequest"]["Item"] for entry in done]
-        sizes = [item_size(item) for item in written]
-        summary.bytes += sum(sizes)
-        reported = answer.get("ConsumedCapacity")
-        if reported:
-            summary.write_units += sum(float(c.get("CapacityUnits") or 0) for c in reported)
-        else:
-            summary.write_units += sum(write_units(size) for size in sizes)
-        if not unprocessed:
-            return
-        pending = left
-        await asyncio.sleep(_backoff(attempt, rng))
-    raise TargetError(
-        f"BatchWriteItem on {table!r} left items unprocessed after {MAX_ATTEMPTS} attempts "
-        "(the table is throttling: raise its capacity or lower --concurrency)"
+    db = botocore.session.get_session().create_client(
+        "dynamodb", endpoint_url=endpoint_url, region_name=region, config=config, **keys
     )
+    if starting_data:
+
+        def mark(request: Any, **kwargs: Any) -> None:
+            request.headers[STARTING_DATA_HEADER] = "1"
+
+        db.meta.events.register("before-sign.dynamodb.BatchWriteItem", mark)
+    writing = _Writing(plan, db, random.Random(seed))
+    workers = [threading.Thread(target=writing.work, daemon=True) for _ in range(concurrency)]
+    reporter = threading.Thread(target=_progress, args=(writing,), daemon=True)
+    try:
+        for thread in workers:
+            thread.start()
+        if progress:
+            reporter.start()
+        for thread in workers:
+            thread.join()
+    finally:
+        writing.stop.set()  # also on KeyboardInterrupt: the workers end after their call
+        writing.summary.seconds = time.perf_counter() - writing.summary.started
+        db.close()
+    if writing.failure is not None:
+        raise writing.failure
+    if progress:
+        _show(plan, writing.summary, final=True)
+    return writing.summary
+
+
+class _Writing:
+    """One prefill's shared state: the next item numbers, the summary, the first failure."""
+
+    def __init__(self, plan: PrefillPlan, db: Any, rng: random.Random) -> None:
+        self.plan = plan
+        self.db = db
+        self.rng = rng
+        self.summary = PrefillSummary()
+        self.stop = threading.Event()
+        self.failure: TargetError | None = None
+        self._numbers = iter(range(plan.count))
+        self._lock = threading.Lock()
+
+    def work(self) -> None:
+        """A worker: batches of the next numbers until none is left or a worker failed."""
+        while not self.stop.is_set():
+            with self._lock:
+                numbers = list(itertools.islice(self._numbers, BATCH))
+            if not numbers:
+                return
+            try:
+                self._write([self.plan.item(n) for n in numbers])
+            except TargetError as exc:
+                with self._lock:
+                    self.failure = self.failure or exc
+                self.stop.set()
+
+    def _write(self, batch: list[dict[str, Any]]) -> None:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        table = self.plan.table
+        summary = self.summary
+        pending: dict[str, list[Any]] = {table: [{"PutRequest": {"Item": i}} for i in batch]}
+        for attempt in range(MAX_ATTEMPTS):
+            sent = sum(len(v) for v in pending.values())
+            try:
+                answer = self.db.batch_write_item(
+                    RequestItems=pending, ReturnConsumedCapacity="TOTAL"
+                )
+            except ClientError as exc:
+                error = exc.response.get("Error", {})
+                if error.get("Code") not in _THROTTLES:
+                    raise TargetError(
+                        f"BatchWriteItem on {table!r} failed: {error.get('Code')}: "
+                        f"{error.get('Message')}"
+                    ) from None
+                with self._lock:
+                    summary.calls += 1
+                    summary.throttled_calls += 1
+                if self.stop.wait(_backoff(attempt, self.rng)):
+                    return
+                continue
+            except BotoCoreError as exc:
+                raise TargetError(f"BatchWriteItem on {table!r} failed: {exc}") from None
+            left: dict[str, list[Any]] = answer.get("UnprocessedItems") or {}
+            unprocessed = sum(len(v) for v in left.values())
+            done = [entry for entry in pending[table] if entry not in left.get(table, ())]
+            sizes = [item_size(entry["PutRequest"]["Item"]) for entry in done]
+            reported = answer.get("ConsumedCapacity")
+            if reported:
+                units = sum(float(c.get("CapacityUnits") or 0) for c in reported)
+            else:
+                units = sum(write_units(size) for size in sizes)
+            with self._lock:
+                summary.calls += 1
+                summary.items += sent - unprocessed
+                summary.unprocessed += unprocessed
+                summary.bytes += sum(sizes)
+                summary.write_units += units
+            if not unprocessed:
+                return
+            pending = left
+            if self.stop.wait(_backoff(attempt, self.rng)):
+                return
+        raise TargetError(
+            f"BatchWriteItem on {table!r} left items unprocessed after {MAX_ATTEMPTS} attempts "
+            "(the table is throttling: raise its capacity or lower --concurrency)"
+        )
 
 
 def _backoff(attempt: int, rng: random.Random) -> float:
@@ -306,12 +322,11 @@ def _backoff(attempt: int, rng: random.Random) -> float:
     return rng.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt))
 
 
-async def _progress(plan: PrefillPlan, summary: PrefillSummary) -> None:
+def _progress(writing: _Writing) -> None:
     interval = 0.5 if sys.stderr.isatty() else 2.0
-    while True:
-        await asyncio.sleep(interval)
-        summary.seconds = time.perf_counter() - summary.started
-        _show(plan, summary, final=False)
+    while not writing.stop.wait(interval):
+        writing.summary.seconds = time.perf_counter() - writing.summary.started
+        _show(writing.plan, writing.summary, final=False)
 
 
 def _show(plan: PrefillPlan, summary: PrefillSummary, *, final: bool) -> None:
