@@ -9,14 +9,17 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# The pinned dependencies first, in their own layer: a change to the code does not
-# reinstall them.
-COPY pyproject.toml README.md ./
+# The dependencies first, in their own layer, at the versions the project tests with
+# (constraints.txt): a change to the code does not reinstall them.
+COPY pyproject.toml README.md constraints.txt ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt
+    && pip install -r /tmp/requirements.txt -c constraints.txt
 
 COPY loadgen ./loadgen
 COPY workloads ./workloads
+# Mapped into the package by pyproject.toml: the shipped designs and the dashboards' source.
+COPY examples/designs ./examples/designs
+COPY dashboards ./dashboards
 RUN pip install --no-deps . \
     && useradd --create-home --uid 10001 loadgen
 

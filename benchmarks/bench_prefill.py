@@ -8,7 +8,7 @@ throttles: each table is provisioned at 40,000 write units), first with moto ins
 every call (the round trip to a DynamoDB endpoint in the same region, which a loopback
 target lacks), then in front of DynamoDB Local when it is installed. Each round writes the
 same items (a key and 100 bytes) into a fresh table with `loadgen.traffic.prefill.prefill`
-(aioboto3, BatchWriteItem of 25, ``--concurrency`` in flight) and with
+(botocore, BatchWriteItem of 25, ``--concurrency`` in flight, a thread each) and with
 ``Table.batch_writer()`` (boto3's documented way to load a table: one thread, batches of 25),
 in turn; the medians are compared.
 """
@@ -54,7 +54,7 @@ def _table(url: str) -> str:
 
 def _credentials() -> dict[str, Any]:
     # Any alphanumeric key signs for a local engine (loadgen.client.credentials says the same;
-    # importing it would import Locust, whose monkey-patching this asyncio benchmark avoids).
+    # importing it would import Locust, whose monkey-patching this benchmark avoids).
     return {
         "region_name": "us-east-1",
         "aws_access_key_id": "local",

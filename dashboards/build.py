@@ -16,9 +16,27 @@ from typing import Any
 
 from grafanalib._gen import write_dashboard
 
-__all__ = ["DASHBOARDS", "HERE", "check", "main", "render", "to_json", "write"]
+__all__ = [
+    "DASHBOARDS",
+    "DEFAULT_OUT",
+    "HERE",
+    "INSTALLED",
+    "check",
+    "main",
+    "render",
+    "to_json",
+    "write",
+]
 
 HERE = Path(__file__).resolve().parent
+"""Where the dashboards' source lies."""
+INSTALLED = HERE.parent.name == "loadgen" and (HERE.parent / "__init__.py").is_file()
+"""Whether this is the installed package's copy (``loadgen/dashboards``) rather than a
+checkout's ``dashboards/``."""
+DEFAULT_OUT = Path("dashboards") if INSTALLED else HERE
+"""Where the JSON is written by default: beside its source in a checkout, where it is committed;
+an installed package is no place to write into, so there ``dashboards/`` in the current
+directory."""
 
 DASHBOARDS = ("partition_heat", "emulator_partitions")
 """Modules of this package that define a ``dashboard``; each gives ``NAME.json``."""
@@ -26,7 +44,7 @@ DASHBOARDS = ("partition_heat", "emulator_partitions")
 
 def render(name: str) -> str:
     """The JSON text of dashboard module ``name``, as grafanalib writes it (sorted keys)."""
-    module = importlib.import_module(f"dashboards.{name}")
+    module = importlib.import_module(f"{__package__}.{name}")
     stream = io.StringIO()
     write_dashboard(module.dashboard, stream)
     return stream.getvalue()
@@ -38,7 +56,7 @@ def to_json(name: str) -> dict[str, Any]:
     return data
 
 
-def write(out: Path = HERE) -> list[Path]:
+def write(out: Path = DEFAULT_OUT) -> list[Path]:
     """Write every dashboard's JSON to ``out``; returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -49,7 +67,7 @@ def write(out: Path = HERE) -> list[Path]:
     return written
 
 
-def check(out: Path = HERE) -> list[Path]:
+def check(out: Path = DEFAULT_OUT) -> list[Path]:
     """The JSON files in ``out`` that are missing or differ from their source."""
     stale = []
     for name in DASHBOARDS:
@@ -66,8 +84,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m dashboards") 
     parser.add_argument(
         "--out",
         type=Path,
-        default=HERE,
-        help="directory to write to (default: dashboards/ beside build.py)",
+        default=DEFAULT_OUT,
+        help="directory to write to (default: dashboards/ beside their source in a checkout, "
+        "./dashboards for an installed package)",
     )
     parser.add_argument(
         "--check",

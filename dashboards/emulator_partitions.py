@@ -12,8 +12,8 @@ exports: the ceiling lines are computed from it.
 
 from __future__ import annotations
 
-from dashboards import common
-from dashboards.common import (
+from . import common
+from .common import (
     DATASOURCE,
     RATE,
     BarGauge,

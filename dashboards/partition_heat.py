@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from grafanalib import core
 
-from dashboards import common
-from dashboards.common import (
+from . import common
+from .common import (
     DATASOURCE,
     RANGE,
     RATE,

@@ -137,6 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_replay(commands)
     _add_prefill(commands)
     _add_simulate(commands)
+    _add_engine(commands)
     return parser
 
 
@@ -158,6 +159,12 @@ def _add_window_flag(parser: argparse.ArgumentParser) -> None:
 
 def _add_simulate(commands: Any) -> None:
     from loadgen.simulate.command import add_parser
+
+    add_parser(commands)
+
+
+def _add_engine(commands: Any) -> None:
+    from loadgen.emulator.engine_command import add_parser
 
     add_parser(commands)
 
@@ -240,7 +247,8 @@ def _add_replay(commands: Any) -> None:
 def _add_prefill(commands: Any) -> None:
     prefill = commands.add_parser(
         "prefill",
-        help="fill a table with a workload's or a trace's items before a test (aioboto3)",
+        help="fill a table with a workload's or a trace's items before a test, many batches "
+        "in flight",
         description="Write N items of a workload's key design (or of a trace's keys and sizes) "
         "with BatchWriteItem, many batches in flight. Flags not listed go to the workload "
         "(--shards 20, ...).",
@@ -561,28 +569,18 @@ def _run_every_design(config: RunConfig, run: Any) -> int:
 
 
 def _dashboards(argv: list[str]) -> int:
-    """``loadgen dashboards``: the generator in the project's dashboards/ (grafanalib)."""
-    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
-        if (base / "dashboards" / "build.py").is_file():
-            break
-    else:
-        print(
-            "loadgen: error: cannot find dashboards/build.py (run from the project directory)",
-            file=sys.stderr,
-        )
-        return 2
-    # dashboards/ sits beside the package, not in it (the dashboards are not needed to run
-    # a test): import it from the project directory.
-    sys.path.insert(0, str(base))
+    """``loadgen dashboards``: the generator the package ships (`loadgen.dashboards`, from the
+    project's dashboards/; grafanalib, the ``dashboards`` extra)."""
     try:
-        from dashboards import build
+        from loadgen.dashboards import build
     except ImportError as e:
         print(
-            f"loadgen: error: {e} (install the extra: pip install -e '.[dashboards]')",
+            f"loadgen: error: {e} (install the extra: pip install 'partition-heat[dashboards]')",
             file=sys.stderr,
         )
         return 2
-    return build.main(argv, prog="loadgen dashboards")
+    code: int = build.main(argv, prog="loadgen dashboards")
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -610,6 +608,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from loadgen.simulate.command import run_simulate
 
             return run_simulate(args, _simulation_verdicts)
+        if args.command == "engine":
+            if extra:
+                raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
+            from loadgen.emulator.engine_command import run_engine
+
+            return run_engine(args)
         if args.command == "prefill":
             from loadgen.traffic.prefill import prefill_command
 

@@ -30,6 +30,7 @@ COMMANDS = (
     "simulate",
     "gate",
     "report",
+    "engine",
     "emulator",
     "replay",
     "prefill",

@@ -348,7 +348,9 @@ def _stage_text(stages: list[Any] | str) -> str:
 
 def find_locustfile(workload: str) -> Path:
     """The locustfile of a named workload, or the path given (a design file: the design
-    workload's)."""
+    workload's). A named workload's is the installed package's (`loadgen.shipped`), whatever
+    the current directory holds."""
+    from loadgen import shipped
     from loadgen.design.loader import is_design_file
 
     if is_design_file(workload):
@@ -358,14 +360,13 @@ def find_locustfile(workload: str) -> Path:
         if not path.is_file():
             raise ConfigError(f"locustfile {workload!r} does not exist")
         return path
-    for base in (Path.cwd(), Path(__file__).resolve().parent.parent):
-        path = base / "workloads" / f"{workload}.py"
-        if path.is_file():
-            return path
-    raise ConfigError(
-        f"cannot find workloads/{workload}.py (run from the project directory, "
-        "or give the locustfile's path)"
-    )
+    path = shipped(f"workloads/{workload}.py")
+    if not path.is_file():
+        raise ConfigError(
+            f"the package has no workload {workload!r} ({path} is missing: reinstall "
+            "partition-heat, or give the locustfile's path)"
+        )
+    return path
 
 
 @dataclass(frozen=True)
@@ -653,8 +654,8 @@ def _prepare_design(config: RunConfig, design: Any, target: Target) -> None:
 
 
 def _write_starting_data(config: RunConfig, target: Target, limit: int) -> None:
-    """``loadgen prefill DESIGN_FILE`` in a child process: asyncio and aioboto3 stay out of
-    this process, which runs Locust on gevent."""
+    """``loadgen prefill DESIGN_FILE`` in a child process: its threads stay out of this
+    process, which runs Locust on gevent."""
     import subprocess
 
     command = [

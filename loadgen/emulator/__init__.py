@@ -7,8 +7,8 @@ Owns: the request flow (`server`) and its HTTP server (`listener`), DynamoDB's J
 `moto_paths`, an upstream, or nothing), the embedded engine's choice and warm-up (`engines`),
 what a request costs (`pricing`, replaying updates with `loadgen.model.update_expression`), its
 Prometheus metrics (`metrics`), the trace of ``--capture`` (`capture`, written with
-`loadgen.traffic.trace`), the child process a run starts (`embedded`) and ``loadgen emulator``
-itself (`command`).
+`loadgen.traffic.trace`), the child process a run starts (`embedded`), ``loadgen emulator``
+itself (`command`) and ``loadgen engine``, which engines can run here (`engine_command`).
 Imports `loadgen.model`, `loadgen.targets`, `loadgen.errors` and the trace format of
 `loadgen.traffic` (`trace`, `facts`); never the workload or client layers, which talk to it
 over HTTP only.

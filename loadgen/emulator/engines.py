@@ -107,7 +107,13 @@ class Engine:
     def description(self) -> str:
         """What to call it in a startup line."""
         if self.name == "dynamodb-local":
-            return f"DynamoDB Local {targets.DYNAMODB_LOCAL_NPM_VERSION} (Java, in memory)"
+            try:
+                version = targets.dynamodb_local_version(targets.locate_dynamodb_local()[0])
+            except TargetError:
+                version = None
+            if version is None:
+                return "DynamoDB Local (Java, in memory; version not reported)"
+            return f"DynamoDB Local {version} (Java, in memory)"
         if self.name == "localstack":
             from loadgen.targets.localstack import LOCALSTACK_VERSION
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from loadgen.design.loader import Design, is_design_file, load_design
@@ -29,20 +28,24 @@ from loadgen.simulate.profile import Profile, constant, load_profile
 __all__ = ["add_parser", "design_path", "run_simulate"]
 
 SHIPPED = ("counter", "sensor", "orders")
-"""Workloads whose design files ship in ``examples/designs``."""
-_EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "designs"
+"""Workloads whose design files ship in ``examples/designs`` (inside the installed package)."""
 
 
 def design_path(workload: str) -> str:
-    """The design file a workload name or a path stands for."""
+    """The design file a workload name or a path stands for: a shipped workload's is the
+    installed package's (`loadgen.shipped`), whatever the current directory holds."""
     if is_design_file(workload):
         return workload
     if workload in SHIPPED:
-        for base in (Path("examples/designs"), _EXAMPLES):
-            candidate = base / f"{workload}.yaml"
-            if candidate.is_file():
-                return str(candidate)
-        raise ConfigError(f"design file of workload {workload!r} not found under examples/designs")
+        from loadgen import shipped
+
+        candidate = shipped(f"examples/designs/{workload}.yaml")
+        if not candidate.is_file():
+            raise ConfigError(
+                f"design file of workload {workload!r} missing from the package ({candidate}): "
+                "reinstall partition-heat"
+            )
+        return str(candidate)
     raise ConfigError(
         f"unknown workload {workload!r} (expected one of {', '.join(SHIPPED)} or a design file "
         ".yaml, .yml or .json)"

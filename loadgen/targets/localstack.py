@@ -223,7 +223,7 @@ class LocalStack(local._LocalTarget):
         return [str(venv_python()), "-c", _BOOTSTRAP, str(workdir)]
 
     def _environment(self, port: int, workdir: Path) -> dict[str, str]:
-        java = Path(local._find_java())
+        java = Path(local.find_java())
         environment = {
             **os.environ,
             **SETTINGS,

@@ -194,7 +194,7 @@ def install(directory: Path, python: str | None = None, *, say: bool = True) -> 
 
 
 def _compile(out: Path) -> None:
-    java = local._find_java()
+    java = local.find_java()
     local._runtime_without_compiler(java)
     engine = local._find_dynamodb_local()
     with tempfile.TemporaryDirectory(prefix="partition-heat-localstack-build-") as build:

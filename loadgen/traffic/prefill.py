@@ -6,13 +6,14 @@
 Items come from a workload's key design (its ``prefill_item``: the n-th item a table of that
 design holds) or from a trace's keys and sizes (each recorded key at its largest recorded
 size, then copies ``key~1``, ``key~2``, ... as ``loadgen replay --key-scale`` names them).
-They are written with aioboto3: up to ``--concurrency`` BatchWriteItem calls of 25 items in
-flight, paced to what the table takes: a throttled call or unprocessed items halve the calls
-in flight, calls that go through add them back one at a time (`Pace`), and the batch waits
-with full-jitter exponential backoff before it is sent again, holding its place, so the
-whole prefill backs off. No SDK retries (every throttle is counted); a batch gives up only
-after 12 attempts in a row that wrote none of it. A progress line and a summary: items/s,
-write units consumed and throttles.
+They are written with botocore: up to ``--concurrency`` BatchWriteItem calls of 25 items in
+flight (a thread each, on one client: the calls wait on the network, not on each other),
+paced to what the table takes: a throttled call or unprocessed items halve the calls in
+flight, calls that go through add them back one at a time (`Pace`), and the batch waits with
+full-jitter exponential backoff before it is sent again, holding its place, so the whole
+prefill backs off. No SDK retries (every throttle is counted); a batch gives up only after 12
+attempts in a row that wrote none of it. A progress line and a summary: items/s, write units
+consumed and throttles.
 
 A table is created only where ``loadgen run`` would create one (a local endpoint, or
 ``--aws --create-table``), and a table that holds items is refused unless
@@ -22,14 +23,14 @@ A table is created only where ``loadgen run`` would create one (a local endpoint
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import itertools
 import os
 import random
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,7 @@ class PrefillSummary:
 
 
 def _without_gevent() -> None:
-    """Prefill runs asyncio: keep gevent's patching of the standard library out of it (when
+    """Prefill runs threads: keep gevent's patching of the standard library out of it (when
     nothing imported Locust yet; a workload's locustfile imports it)."""
     if "locust" not in sys.modules:
         os.environ.setdefault("LOCUST_SKIP_MONKEY_PATCH", "1")
@@ -187,50 +188,6 @@ def plan_for_trace(path: str, count: int, *, table: str | None) -> PrefillPlan:
 # --- writing ------------------------------------------------------------------------------
 
 
-class Pace:
-    """How many BatchWriteItem calls may be in flight: halved when the table throttles, one
-    more per window of calls it served (additive increase, multiplicative decrease, as TCP
-    paces a link), from 1 to ``most``.
-
-    A throttle halves the window once for the calls sent before it: those in flight were sent
-    at the old pace, and their throttles say nothing new.
-    """
-
-    def __init__(self, most: int) -> None:
-        self.most = most
-        self.limit = float(most)
-        self.lowest = float(most)
-        """The smallest window the prefill was paced to (for the summary)."""
-        self.in_flight = 0
-        self._changed = asyncio.Condition()
-        self._cut_at = 0.0
-
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[float]:
-        """A place in flight, for one batch's attempts and its waits between them; yields
-        when it was taken."""
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.in_flight < max(1, int(self.limit)))
-            self.in_flight += 1
-        try:
-            yield time.monotonic()
-        finally:
-            async with self._changed:
-                self.in_flight -= 1
-                self._changed.notify_all()
-
-    def throttled(self, sent_at: float) -> None:
-        """A call sent at ``sent_at`` was throttled (or left items unprocessed)."""
-        if sent_at > self._cut_at:
-            self.limit = max(1.0, self.limit / 2)
-            self.lowest = min(self.lowest, self.limit)
-            self._cut_at = time.monotonic()
-
-    def served(self) -> None:
-        """A call wrote all it carried."""
-        self.limit = min(float(self.most), self.limit + 1.0 / self.limit)
-
-
 def prefill(
     plan: PrefillPlan,
     *,
@@ -242,7 +199,8 @@ def prefill(
     seed: int = 1,
     starting_data: bool = False,
 ) -> PrefillSummary:
-    """Write the plan's items with aioboto3; the table must exist. Returns the summary.
+    """Write the plan's items, ``concurrency`` BatchWriteItem calls in flight (a thread each,
+    on one botocore client); the table must exist. Returns the summary.
 
     ``credentials`` (botocore's) sign the requests; None: the standard chain.
     ``starting_data`` marks the writes as what the table held before a run's load, which a
@@ -251,29 +209,10 @@ def prefill(
     """
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be >= 1 (got {concurrency})")
-    return asyncio.run(
-        _prefill(
-            plan, endpoint_url, credentials, region, concurrency, progress, seed, starting_data
-        )
-    )
+    import botocore.session
+    from botocore.config import Config
 
-
-async def _prefill(
-    plan: PrefillPlan,
-    endpoint_url: str | None,
-    credentials: Any,
-    region: str | None,
-    concurrency: int,
-    progress: bool,
-    seed: int,
-    starting_data: bool = False,
-) -> PrefillSummary:
-    import aioboto3
-    from aiobotocore.config import AioConfig
-
-    summary = PrefillSummary()
-    rng = random.Random(seed)
-    config = AioConfig(
+    config = Config(
         retries={"mode": "standard", "total_max_attempts": 1},  # we retry, and count
         max_pool_connections=concurrency,
     )
@@ -285,116 +224,189 @@ async def _prefill(
             "aws_secret_access_key": frozen.secret_key,
             "aws_session_token": frozen.token,
         }
-    session = aioboto3.Session(**keys)
-    async with session.client(
-        "dynamodb", endpoint_url=endpoint_url, region_name=region, config=config
-    ) as db:
-        if starting_data:
+    db = botocore.session.get_session().create_client(
+        "dynamodb", endpoint_url=endpoint_url, region_name=region, config=config, **keys
+    )
+    if starting_data:
 
-            def mark(request: Any, **kwargs: Any) -> None:
-                request.headers[STARTING_DATA_HEADER] = "1"
+        def mark(request: Any, **kwargs: Any) -> None:
+            request.headers[STARTING_DATA_HEADER] = "1"
 
-            db.meta.events.register("before-sign.dynamodb.BatchWriteItem", mark)
+        db.meta.events.register("before-sign.dynamodb.BatchWriteItem", mark)
+    try:
+        return fill(db, plan, concurrency=concurrency, rng=random.Random(seed), progress=progress)
+    finally:
+        db.close()
 
-        reporter = asyncio.create_task(_progress(plan, summary)) if progress else None
+
+class Pace:
+    """How many BatchWriteItem calls may be in flight: halved when the table throttles, one
+    more per window of calls it served (additive increase, multiplicative decrease, as TCP
+    paces a link), from 1 to ``most``.
+
+    A throttle halves the window once for the calls sent before it: those in flight were sent
+    at the old pace, and their throttles say nothing new. Shared by the writing threads.
+    """
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.limit = float(most)
+        self.lowest = float(most)
+        """The smallest window the prefill was paced to (for the summary)."""
+        self.in_flight = 0
+        self._changed = threading.Condition()
+        self._cut_at = 0.0
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[float]:
+        """A place in flight, for one batch's attempts and its waits between them; yields
+        when it was taken."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.in_flight < max(1, int(self.limit)))
+            self.in_flight += 1
         try:
-            await fill(db, plan, summary, concurrency=concurrency, rng=rng)
+            yield time.monotonic()
         finally:
-            if reporter is not None:
-                reporter.cancel()
-            summary.seconds = time.perf_counter() - summary.started
-    if progress:
-        _show(plan, summary, final=True)
-    return summary
+            with self._changed:
+                self.in_flight -= 1
+                self._changed.notify_all()
+
+    def throttled(self, sent_at: float) -> None:
+        """A call sent at ``sent_at`` was throttled (or left items unprocessed)."""
+        with self._changed:
+            if sent_at > self._cut_at:
+                self.limit = max(1.0, self.limit / 2)
+                self.lowest = min(self.lowest, self.limit)
+                self._cut_at = time.monotonic()
+
+    def served(self) -> None:
+        """A call wrote all it carried."""
+        with self._changed:
+            self.limit = min(float(self.most), self.limit + 1.0 / self.limit)
+            self._changed.notify_all()
 
 
-async def fill(
+def fill(
     db: Any,
     plan: PrefillPlan,
-    summary: PrefillSummary,
     *,
     concurrency: int,
     rng: random.Random,
-) -> None:
-    """Write every item of ``plan`` through ``db`` (an aiobotocore DynamoDB client, or
-    anything with its ``batch_write_item``), paced to what the table takes (`Pace`)."""
-    numbers = iter(range(plan.count))
-    pace = Pace(concurrency)
-
-    async def worker() -> None:
-        while True:
-            batch = [plan.item(n) for n in itertools.islice(numbers, BATCH)]
-            if not batch:
-                return
-            async with pace.slot():
-                await _write(db, plan.table, batch, summary, rng, pace)
-
-    summary.concurrency = concurrency
+    progress: bool = False,
+) -> PrefillSummary:
+    """Write every item of ``plan`` through ``db`` (a botocore DynamoDB client, or anything
+    with its ``batch_write_item``), ``concurrency`` threads paced to what the table takes
+    (`Pace`); the summary of what was written."""
+    writing = _Writing(plan, db, rng, Pace(concurrency))
+    writing.summary.concurrency = concurrency
+    workers = [threading.Thread(target=writing.work, daemon=True) for _ in range(concurrency)]
+    reporter = threading.Thread(target=_progress, args=(writing,), daemon=True)
     try:
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        for thread in workers:
+            thread.start()
+        if progress:
+            reporter.start()
+        for thread in workers:
+            thread.join()
     finally:
-        summary.paced_to = int(pace.lowest)
+        writing.stop.set()  # also on KeyboardInterrupt: the workers end after their call
+        writing.summary.seconds = time.perf_counter() - writing.summary.started
+        writing.summary.paced_to = int(writing.pace.lowest)
+    if writing.failure is not None:
+        raise writing.failure
+    if progress:
+        _show(plan, writing.summary, final=True)
+    return writing.summary
 
 
-async def _write(
-    db: Any,
-    table: str,
-    batch: list[dict[str, Any]],
-    summary: PrefillSummary,
-    rng: random.Random,
-    pace: Pace,
-) -> None:
-    """Write one batch, its unprocessed items again until none is left; the caller holds its
-    place in flight (`Pace.slot`) for the waits too."""
-    from botocore.exceptions import BotoCoreError, ClientError
+class _Writing:
+    """One prefill's shared state: the next item numbers, the summary, the first failure."""
 
-    pending: dict[str, list[Any]] = {table: [{"PutRequest": {"Item": item}} for item in batch]}
-    attempt = 0  # attempts in a row that wrote none of the batch
-    while attempt < MAX_ATTEMPTS:
-        sent = sum(len(v) for v in pending.values())
-        summary.calls += 1
-        sent_at = time.monotonic()
-        try:
-            answer = await db.batch_write_item(RequestItems=pending, ReturnConsumedCapacity="TOTAL")
-        except ClientError as exc:
-            error = exc.response.get("Error", {})
-            if error.get("Code") not in _THROTTLES:
-                raise TargetError(
-                    f"BatchWriteItem on {table!r} failed: {error.get('Code')}: "
-                    f"{error.get('Message')}"
-                ) from None
-            summary.throttled_calls += 1
-            pace.throttled(sent_at)
-            await asyncio.sleep(_backoff(attempt, rng))
-            attempt += 1
-            continue
-        except BotoCoreError as exc:
-            raise TargetError(f"BatchWriteItem on {table!r} failed: {exc}") from None
-        left: dict[str, list[Any]] = answer.get("UnprocessedItems") or {}
-        unprocessed = sum(len(v) for v in left.values())
-        done = [entry for entry in pending[table] if entry not in left.get(table, ())]
-        summary.items += sent - unprocessed
-        summary.unprocessed += unprocessed
-        written = [entry["PutRequest"]["Item"] for entry in done]
-        sizes = [item_size(item) for item in written]
-        summary.bytes += sum(sizes)
-        reported = answer.get("ConsumedCapacity")
-        if reported:
-            summary.write_units += sum(float(c.get("CapacityUnits") or 0) for c in reported)
-        else:
-            summary.write_units += sum(write_units(size) for size in sizes)
-        if not unprocessed:
-            pace.served()
-            return
-        pace.throttled(sent_at)
-        attempt = 0 if unprocessed < sent else attempt + 1
-        pending = left
-        await asyncio.sleep(_backoff(attempt, rng))
-    raise TargetError(
-        f"BatchWriteItem on {table!r} wrote none of a batch in {MAX_ATTEMPTS} attempts in a "
-        f"row, paced down to {pace.limit:g} call(s) in flight (the table is throttling: raise "
-        "its capacity)"
-    )
+    def __init__(self, plan: PrefillPlan, db: Any, rng: random.Random, pace: Pace) -> None:
+        self.plan = plan
+        self.db = db
+        self.rng = rng
+        self.pace = pace
+        self.summary = PrefillSummary()
+        self.stop = threading.Event()
+        self.failure: TargetError | None = None
+        self._numbers = iter(range(plan.count))
+        self._lock = threading.Lock()
+
+    def work(self) -> None:
+        """A worker: batches of the next numbers until none is left or a worker failed."""
+        while not self.stop.is_set():
+            with self._lock:
+                numbers = list(itertools.islice(self._numbers, BATCH))
+            if not numbers:
+                return
+            try:
+                with self.pace.slot():
+                    self._write([self.plan.item(n) for n in numbers])
+            except TargetError as exc:
+                with self._lock:
+                    self.failure = self.failure or exc
+                self.stop.set()
+
+    def _write(self, batch: list[dict[str, Any]]) -> None:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        table = self.plan.table
+        summary = self.summary
+        pending: dict[str, list[Any]] = {table: [{"PutRequest": {"Item": i}} for i in batch]}
+        attempt = 0  # attempts in a row that wrote none of the batch
+        while attempt < MAX_ATTEMPTS:
+            sent = sum(len(v) for v in pending.values())
+            sent_at = time.monotonic()
+            try:
+                answer = self.db.batch_write_item(
+                    RequestItems=pending, ReturnConsumedCapacity="TOTAL"
+                )
+            except ClientError as exc:
+                error = exc.response.get("Error", {})
+                if error.get("Code") not in _THROTTLES:
+                    raise TargetError(
+                        f"BatchWriteItem on {table!r} failed: {error.get('Code')}: "
+                        f"{error.get('Message')}"
+                    ) from None
+                with self._lock:
+                    summary.calls += 1
+                    summary.throttled_calls += 1
+                self.pace.throttled(sent_at)
+                if self.stop.wait(_backoff(attempt, self.rng)):
+                    return
+                attempt += 1
+                continue
+            except BotoCoreError as exc:
+                raise TargetError(f"BatchWriteItem on {table!r} failed: {exc}") from None
+            left: dict[str, list[Any]] = answer.get("UnprocessedItems") or {}
+            unprocessed = sum(len(v) for v in left.values())
+            done = [entry for entry in pending[table] if entry not in left.get(table, ())]
+            sizes = [item_size(entry["PutRequest"]["Item"]) for entry in done]
+            reported = answer.get("ConsumedCapacity")
+            if reported:
+                units = sum(float(c.get("CapacityUnits") or 0) for c in reported)
+            else:
+                units = sum(write_units(size) for size in sizes)
+            with self._lock:
+                summary.calls += 1
+                summary.items += sent - unprocessed
+                summary.unprocessed += unprocessed
+                summary.bytes += sum(sizes)
+                summary.write_units += units
+            if not unprocessed:
+                self.pace.served()
+                return
+            self.pace.throttled(sent_at)
+            attempt = 0 if unprocessed < sent else attempt + 1
+            pending = left
+            if self.stop.wait(_backoff(attempt, self.rng)):
+                return
+        raise TargetError(
+            f"BatchWriteItem on {table!r} wrote none of a batch in {MAX_ATTEMPTS} attempts in a "
+            f"row, paced down to {self.pace.limit:g} call(s) in flight (the table is throttling: "
+            "raise its capacity)"
+        )
 
 
 def _backoff(attempt: int, rng: random.Random) -> float:
@@ -402,12 +414,11 @@ def _backoff(attempt: int, rng: random.Random) -> float:
     return rng.uniform(0, min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**attempt))
 
 
-async def _progress(plan: PrefillPlan, summary: PrefillSummary) -> None:
+def _progress(writing: _Writing) -> None:
     interval = 0.5 if sys.stderr.isatty() else 2.0
-    while True:
-        await asyncio.sleep(interval)
-        summary.seconds = time.perf_counter() - summary.started
-        _show(plan, summary, final=False)
+    while not writing.stop.wait(interval):
+        writing.summary.seconds = time.perf_counter() - writing.summary.started
+        _show(writing.plan, writing.summary, final=False)
 
 
 def _show(plan: PrefillPlan, summary: PrefillSummary, *, final: bool) -> None:
@@ -535,10 +546,11 @@ def _locustfile(source: str) -> Path:
         if not path.is_file():
             raise ConfigError(f"locustfile {source!r} does not exist")
         return path
-    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        path = base / "workloads" / f"{source}.py"
-        if path.is_file() and source != "replay":
-            return path
+    from loadgen import shipped
+
+    path = shipped(f"workloads/{source}.py")
+    if path.is_file() and source not in ("replay", "design", "__init__"):
+        return path
     raise ConfigError(
         f"unknown prefill source {source!r} (expected a workload: counter, orders, sensor; "
         "a locustfile; or a trace file)"

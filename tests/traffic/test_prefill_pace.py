@@ -8,10 +8,10 @@ on-demand table's 400 write units/s), which used to run out of attempts.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 
 from loadgen.design.starting import TablePlan
 from loadgen.emulator.embedded import EmbeddedEmulator
-from loadgen.traffic.prefill import Pace, PrefillSummary, fill
+from loadgen.traffic.prefill import Pace, fill
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,9 +40,14 @@ class Table:
         self.tokens = [self.share / 10] * self.PARTITIONS  # a tenth of a second's worth
         self.at = time.monotonic()
         self.stored: set[str] = set()
+        self.lock = threading.Lock()  # the prefill's threads call it at once
 
-    async def batch_write_item(self, RequestItems: Any, **_: Any) -> dict[str, Any]:
-        await asyncio.sleep(self.rtt)  # a round trip
+    def batch_write_item(self, RequestItems: Any, **_: Any) -> dict[str, Any]:
+        time.sleep(self.rtt)  # a round trip
+        with self.lock:
+            return self._answer(RequestItems)
+
+    def _answer(self, RequestItems: Any) -> dict[str, Any]:
         now = time.monotonic()
         self.tokens = [min(self.share, t + (now - self.at) * self.share) for t in self.tokens]
         self.at = now
@@ -68,8 +73,8 @@ def _plan(count: int) -> TablePlan:
 
 @pytest.mark.parametrize("concurrency", [16, 128])
 def test_prefill_paces_to_the_table_whatever_its_concurrency(concurrency: int) -> None:
-    table, summary = Table(per_s=2_000), PrefillSummary()
-    asyncio.run(fill(table, _plan(3_000), summary, concurrency=concurrency, rng=random.Random(1)))
+    table = Table(per_s=2_000)
+    summary = fill(table, _plan(3_000), concurrency=concurrency, rng=random.Random(1))
     assert len(table.stored) == summary.items == 3_000
     assert summary.throttled_calls + summary.unprocessed > 0  # the table did throttle
     assert summary.paced_to is not None and summary.paced_to < concurrency
@@ -85,7 +90,7 @@ def test_a_table_that_writes_nothing_stops_the_prefill_in_one_line(
     monkeypatch.setattr(prefill, "BACKOFF_BASE_S", 0.0005)  # 12 attempts in well under 5 s
     table = Table(per_s=0.0)
     with pytest.raises(TargetError, match=r"wrote none of a batch in 12 attempts in a row"):
-        asyncio.run(fill(table, _plan(50), PrefillSummary(), concurrency=4, rng=random.Random(1)))
+        fill(table, _plan(50), concurrency=4, rng=random.Random(1))
 
 
 def test_the_window_halves_once_for_the_calls_in_flight_and_grows_back() -> None:
