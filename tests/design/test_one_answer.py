@@ -53,8 +53,10 @@ def ran(results: dict[str, Any]) -> dict[str, str]:
         ("counter", "sharded"),
         ("sensor", "by-time"),
         ("sensor", "per-sensor"),
+        # Orders runs at 0.02, below the 0.06 where its 6-unit transaction stays within a
+        # tenth of a partition's scaled second (docs/targets.md, Scale): its good design
+        # throttles a little at random there, so only its hot key is held to agree.
         ("orders", "hot-status"),
-        ("orders", "sharded-status"),
     ],
 )
 def test_check_and_a_run_name_the_same_failing_patterns_and_causes(
