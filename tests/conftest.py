@@ -183,6 +183,13 @@ def launch_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str, 
     return launch_run
 
 
+def throttled_on(totals: dict[str, Any], scope: str) -> int:
+    """Attempts a run's totals say DynamoDB refused on ``scope`` (a table, or ``table/index``),
+    by the refusal's own resource: a design judged on its index is not judged by throttles
+    that fell on a key elsewhere."""
+    return sum(row["attempts"] for row in totals["throttles"] if row["scope"] == scope)
+
+
 # --- runs of a task budget ----------------------------------------------------------------
 
 TASKS = 60

@@ -18,7 +18,13 @@ from typing import Any
 import pytest
 
 from tests.client.test_client_parity import on_dynamodb_local
-from tests.conftest import GATED_ENGINE, TABLES, LaunchRun, need_dynamodb_local
+from tests.conftest import (
+    GATED_ENGINE,
+    TABLES,
+    LaunchRun,
+    need_dynamodb_local,
+    throttled_on,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,12 +120,15 @@ def test_designs_on_embedded_target(launch_run, workload, bad, good, scope, engi
         assert bad_results["run"]["engine_rate"] > 0
     assert bad_results["run"]["scale"] > 0
     assert top_share(bad_results, scope) > 2 * top_share(good_results, scope)
+    # Judged by the throttles DynamoDB's reasons put on the design's own table or index: at
+    # a small scale a few transactions throttle by chance on a busy key elsewhere (orders'
+    # most active user), which is not what the design changes.
     bad, good = bad_results["totals"], good_results["totals"]
-    assert bad["throttled_attempts"] > 0
+    assert throttled_on(bad, scope) > 0, bad["throttles"]
     assert (
-        good["throttled_attempts"] / good["requests"]
-        < bad["throttled_attempts"] / bad["requests"] / 3
-    )
+        throttled_on(good, scope) / good["requests"]
+        < throttled_on(bad, scope) / bad["requests"] / 3
+    ), (good["throttles"], bad["throttles"])
 
 
 @pytest.mark.slow
