@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import LaunchRun, throttled_on
 from tests.design.conftest import DESIGN_FILE_SCALES, DesignFileRuns
+from tests.test_run import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +35,8 @@ SHIPPED = [
     ("orders", "hot-status"),
     ("orders", "sharded-status"),
 ]
+DESIGN_SCOPES = {workload: scope for workload, _, _, scope in DESIGNS}
+"""The table or index where each workload's two designs differ."""
 THROTTLED = 0.05
 """A run with more of its attempts throttled than this counts as throttled (a few throttles
 in a short run at scale 0.02 are chance, not a verdict)."""
@@ -86,7 +89,10 @@ def test_a_shipped_design_file_reaches_its_workloads_verdict(
     assert file_results["run"]["design"] == design
     assert python_results["run"]["scale"] == file_results["run"]["scale"]
     assert python_results["run"]["scale"] == float(DESIGN_FILE_SCALES[workload])
-    python = verdict(python_results)
+    # Judged where the design decides: orders' designs differ on the status index, and at
+    # this scale their busiest user's key on the table throttles a few transactions by
+    # chance in either design (`loadgen check` finds no limit there at launch).
+    python = verdict(python_results, scope=DESIGN_SCOPES[workload])
     file = verdict(file_results, scope=python[0])
     assert file[:2] == python[:2], (file, python)
     assert file[3] == python[3], (file, python)
