@@ -511,6 +511,10 @@ def _emulator(
     if embedded.engine is not None and embedded.engine.warning is not None:
         print(f"Warning: {embedded.engine.warning}", file=sys.stderr, flush=True)
     with embedded as emulator:
+        if not auto and largest is not None and emulator.scale is not None:
+            warning = _scale_warning(emulator.scale, largest)
+            if warning is not None:
+                print(f"Warning: {warning}", file=sys.stderr, flush=True)
         yield Target(
             emulator.endpoint_url,
             f"{_EMBEDDED} emulator ({emulator.endpoint_url}) in front of "
@@ -569,14 +573,16 @@ def run(config: RunConfig) -> dict[str, Any]:
     config.load_prices()  # a bad prices file fails before any target starts
     locustfile = find_locustfile(config.workload)
     largest = None
-    if design is not None and config.scale == "auto":
+    if design is not None:
         from loadgen.simulate.demand import largest_request
 
         # The file's largest request, as the simulation's model prices it: --scale auto
-        # keeps it within a tenth of a partition's scaled second, as for the workloads.
+        # keeps it within a tenth of a partition's scaled second, as for the workloads, and
+        # a scale given below that is said to be.
         found = largest_request(design)
         if found is not None:
             largest = found.units
+        if found is not None and config.scale == "auto":
             print(
                 f"Design: the largest request is {found.pattern}'s, {found.units:g} write units "
                 f"on one key of {found.where}: --scale auto keeps it within "
@@ -689,6 +695,23 @@ def _auto_reason(config: RunConfig, target: Target) -> str:
     if target.engine_rate is None:
         return offer + "at most half of what the engine answered at its warm-up)"
     return offer + size_reason(launch, target.engine_rate, target.largest_units, target.scale) + ")"
+
+
+def _scale_warning(scale: float, largest_units: float) -> str | None:
+    """Say so when a scale given is below the smallest that models the run's largest request
+    (`loadgen.emulator.engines.smallest_faithful_scale`, the bound --scale auto keeps to)."""
+    from loadgen.emulator.engines import LARGEST_REQUEST_SHARE, smallest_faithful_scale
+
+    floor = smallest_faithful_scale(largest_units)
+    if scale >= floor:
+        return None
+    return (
+        f"at scale {scale:g} the largest request, {largest_units:g} write units on one "
+        f"partition, takes more than {LARGEST_REQUEST_SHARE:.0%} of a partition's scaled "
+        f"second (1,000 x {scale:g} = {1000 * scale:g} units): its seconds hold a few such "
+        "requests, and a key the launch asks well under a partition's ceiling may throttle "
+        f"by chance; {floor:g} is the smallest scale that models it (--scale auto keeps to it)"
+    )
 
 
 def _engine_warning(config: RunConfig, target: Target) -> str | None:

@@ -78,6 +78,16 @@ def test_the_smallest_faithful_scale_is_ten_largest_requests_a_partition_second(
         smallest_faithful_scale(0)
 
 
+def test_a_scale_given_below_the_faithful_one_is_said_to_be() -> None:
+    from loadgen.runner import _scale_warning
+
+    warned = _scale_warning(0.02, 6.0)  # orders' own scale, orders' largest request
+    assert warned is not None
+    assert "1,000 x 0.02 = 20 units" in warned and "0.06 is the smallest scale" in warned
+    assert _scale_warning(0.06, 6.0) is None
+    assert _scale_warning(0.1, 6.0) is None
+
+
 def test_the_emulator_takes_a_largest_request_only_with_scale_auto() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "loadgen", "emulator", "--scale", "0.1",
