@@ -407,12 +407,32 @@ def _found(row: dict[str, Any]) -> tuple[float | None, int]:
 
 
 def _throttled_by(row: dict[str, Any], verdict: PatternVerdict) -> str:
-    """What refused most of the pattern's throttled attempts, in words."""
-    throttles = [t for t in row.get("throttles") or () if t["attempts"]]
-    if not throttles:
+    """What refused the pattern's throttled attempts, in words: the limit that refused most
+    of them, then each other that refused over `MAX_THROTTLED_SHARE` of its attempts (as
+    check's Expected column says them: a transaction refused by a hot key's partition and by
+    its table's capacity is failed by both)."""
+    refused: dict[tuple[str, str | None, str], int] = {}
+    for t in row.get("throttles") or ():
+        if t["attempts"]:
+            limit = (t["cause"], t.get("scope"), t["reason"])
+            refused[limit] = refused.get(limit, 0) + int(t["attempts"])
+    if not refused:
         return ""
-    top = max(throttles, key=lambda t: t["attempts"])
-    cause, scope, reason = top["cause"], top.get("scope"), top["reason"]
+    ranked = sorted(refused.items(), key=lambda item: -item[1])
+    attempts = verdict.attempts or sum(refused.values())
+    said = [_limit_words(row, verdict, *ranked[0][0])]
+    said += [
+        _limit_words(row, verdict, *limit)
+        for limit, count in ranked[1:]
+        if count / attempts > MAX_THROTTLED_SHARE
+    ]
+    return "; also ".join(said)
+
+
+def _limit_words(
+    row: dict[str, Any], verdict: PatternVerdict, cause: str, scope: str | None, reason: str
+) -> str:
+    """One limit that refused a pattern's attempts, in words."""
     if cause == NOT_REPORTED:
         return f"{reason} on {scope}" if reason != NOT_REPORTED else "reason not reported"
     where = _scope_words(scope or verdict.table)

@@ -141,6 +141,24 @@ def test_a_tables_capacity_is_named_as_the_cause_not_a_key() -> None:
     )
 
 
+def test_every_limit_that_refused_over_one_percent_is_named_the_most_first() -> None:
+    # A transaction on a hot key of a new on-demand table: the key's partition refused most,
+    # the table's capacity the rest; a limit under 1% of the attempts is left out.
+    results = chat_results()
+    results["operations"][2].update(
+        throttled_attempts=101, scope_keys={"chat": {"key": "ROOM#7", "share": 0.4}},
+        throttles=[
+            throttle("TableWriteKeyRangeThroughputExceeded", "chat", "capacity", 30),
+            throttle("TableWriteKeyRangeThroughputExceeded", "chat", "partition", 50),
+            throttle("TableWriteKeyRangeThroughputExceeded", "chat", "partition", 20),
+            throttle("IndexWriteKeyRangeThroughputExceeded", "chat/GSI1", "partition", 1),
+        ])  # fmt: skip
+    assert by_id(results)["set_status"].reason == (
+        "FAIL: 50% of attempts throttled: a partition's ceiling on ROOM#7 (table chat); also "
+        "the on-demand capacity of table chat (TableWriteKeyRangeThroughputExceeded), writes"
+    )
+
+
 def test_a_reason_the_target_did_not_give_is_said_so() -> None:
     results = chat_results()
     results["operations"][2].update(
