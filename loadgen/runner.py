@@ -428,9 +428,13 @@ EMULATOR_DEFAULTS = {
 
 
 @contextlib.contextmanager
-def _target(config: RunConfig, largest_units: float | None = None) -> Iterator[Target]:
+def _target(
+    config: RunConfig, largest_units: float | None = None, starting_items: int = 0
+) -> Iterator[Target]:
     """The run's target; ``largest_units``: a design file's largest request (write units on
-    one partition), which bounds ``--scale auto`` as a workload's `EmulatorDefaults` do."""
+    one partition), which bounds ``--scale auto`` as a workload's `EmulatorDefaults` do;
+    ``starting_items``: the items its starting data writes, which an emulator prices later
+    writes against (`_shadow_items`)."""
     from loadgen.targets import local as targets
 
     endpoint = config.endpoint or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
@@ -452,8 +456,9 @@ def _target(config: RunConfig, largest_units: float | None = None) -> Iterator[T
                 )
                 return
             with _emulator(
-                config, localstack.endpoint_url, localstack.description, largest_units
-            ) as target:
+                config, localstack.endpoint_url, localstack.description, largest_units,
+                starting_items,
+            ) as target:  # fmt: skip
                 yield dataclasses.replace(target, localstack_faults=localstack.faults)
         return
     # Clients of a local endpoint sign with local credentials when none are configured
@@ -464,7 +469,7 @@ def _target(config: RunConfig, largest_units: float | None = None) -> Iterator[T
         return
     if endpoint:
         targets.probe(endpoint, timeout=5.0)
-    with _emulator(config, endpoint, largest_units=largest_units) as target:
+    with _emulator(config, endpoint, None, largest_units, starting_items) as target:
         yield target
 
 
@@ -474,12 +479,13 @@ def _emulator(
     endpoint: str | None,
     behind: str | None = None,
     largest_units: float | None = None,
+    starting_items: int = 0,
 ) -> Iterator[Target]:
     """The embedded emulator, in front of ``endpoint`` (``behind`` says what it is) or of an
-    engine of its own; ``largest_units`` as `_target` takes it."""
+    engine of its own; ``largest_units`` and ``starting_items`` as `_target` takes them."""
     from loadgen.emulator.embedded import DEFAULT_SCALE, EmbeddedEmulator
 
-    extra: list[str] = []
+    extra: list[str] = _shadow_items(starting_items)
     faults = None
     if endpoint is None and (config.localstack or config.engine == "localstack"):
         config.engine = "localstack"  # --localstack --emulate: LocalStack behind the model
@@ -487,7 +493,7 @@ def _emulator(
             from loadgen.targets.localstack import Faults
 
             faults = Faults.parse(config.localstack_faults)
-            extra = ["--localstack-faults", config.localstack_faults]
+            extra += ["--localstack-faults", config.localstack_faults]
     defaults = EMULATOR_DEFAULTS.get(config.workload, EmulatorDefaults())
     scale = config.scale or defaults.scale or DEFAULT_SCALE
     auto = scale == "auto"
@@ -590,7 +596,7 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
-    with _target(config, largest) as target:
+    with _target(config, largest, _starting_items(config, design)) as target:
         print(f"Target: {target.description}", file=sys.stderr, flush=True)
         if target.scale is not None:
             print(
@@ -605,6 +611,17 @@ def run(config: RunConfig) -> dict[str, Any]:
         if warning is not None:
             print(f"Warning: {warning}", file=sys.stderr, flush=True)
         return _run_locust(config, locustfile, target, launch_units)
+
+
+def _starting_items(config: RunConfig, design: Any) -> int:
+    """The items a design run's starting data writes (0 for a workload, or none asked)."""
+    if design is None or not config.starting_data:
+        return 0
+    from loadgen.design.starting import DEFAULT_LIMIT, starting_plans
+
+    limit = DEFAULT_LIMIT if config.starting_limit is None else config.starting_limit
+    plans, _ = starting_plans(design, limit=limit, seed=config.seed)
+    return sum(plan.count for plan in plans) if limit else 0
 
 
 def _launch_units(design: Any, config: RunConfig) -> dict[str, Any]:
@@ -695,6 +712,24 @@ def _auto_reason(config: RunConfig, target: Target) -> str:
     if target.engine_rate is None:
         return offer + "at most half of what the engine answered at its warm-up)"
     return offer + size_reason(launch, target.engine_rate, target.largest_units, target.scale) + ")"
+
+
+MAX_SHADOW_ITEMS = 1_000_000
+"""Most items an embedded emulator's write-pricing shadow is sized to hold for a design's
+starting data (about 600 MB of items of 260 bytes)."""
+
+
+def _shadow_items(starting_items: int) -> list[str]:
+    """The emulator's flag that sizes its write-pricing shadow to hold the design's starting
+    data (up to `MAX_SHADOW_ITEMS`): a write to a stored item the shadow no longer holds is
+    priced as a new item's, so an update that moves an index entry costs 1 index write unit
+    where DynamoDB charges 2."""
+    from loadgen.emulator.server import DEFAULT_SHADOW_ITEMS
+
+    if starting_items <= DEFAULT_SHADOW_ITEMS:
+        return []
+    wanted = min(MAX_SHADOW_ITEMS, starting_items + starting_items // 10)
+    return ["--shadow-items", str(wanted)]
 
 
 def _scale_warning(scale: float, largest_units: float) -> str | None:

@@ -88,6 +88,16 @@ def test_a_scale_given_below_the_faithful_one_is_said_to_be() -> None:
     assert _scale_warning(0.1, 6.0) is None
 
 
+def test_a_design_runs_emulator_holds_its_starting_data_to_price_writes_on_it() -> None:
+    # Past the shadow's 100,000 items an update of a stored item would be priced as a new
+    # item's: 1 index write unit where moving its entry costs 2.
+    from loadgen.runner import MAX_SHADOW_ITEMS, _shadow_items
+
+    assert _shadow_items(0) == [] and _shadow_items(100_000) == []
+    assert _shadow_items(200_000) == ["--shadow-items", "220000"]
+    assert _shadow_items(5_000_000) == ["--shadow-items", str(MAX_SHADOW_ITEMS)]
+
+
 def test_the_emulator_takes_a_largest_request_only_with_scale_auto() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "loadgen", "emulator", "--scale", "0.1",
