@@ -9,6 +9,7 @@ the workload's, and throttled or not alike.
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -72,6 +73,15 @@ def _top(results: dict[str, Any], scope: str) -> dict[str, Any]:
     raise AssertionError(f"no hot key on {scope}")
 
 
+def _touches(results: dict[str, Any], scope: str) -> int:
+    """The touches a run counted on ``scope`` (a table, or ``table/index``)."""
+    table, _, index = scope.partition("/")
+    for row in results["top_keys"]:
+        if row["table"] == table and (row["index"] or "") == index and row["by"] == "requests":
+            return int(row["total"])
+    raise AssertionError(f"no touches on {scope}")
+
+
 @pytest.mark.parametrize(("workload", "design"), SHIPPED)
 def test_a_shipped_design_file_reaches_its_workloads_verdict(
     launch_run: Callable[[str, str, str], LaunchRun],
@@ -96,10 +106,14 @@ def test_a_shipped_design_file_reaches_its_workloads_verdict(
     file = verdict(file_results, scope=python[0])
     assert file[:2] == python[:2], (file, python)
     assert file[3] == python[3], (file, python)
-    # Within 15 points: the orders workload turns a read or an update into an order placed
-    # when its (fresh) user instance has placed none yet, so it puts a little more on
-    # STATUS#PLACED than its design file's patterns, which read and update past orders.
-    assert file[2] == pytest.approx(python[2], abs=0.15), (file, python)
+    # Within 10 points, and three standard deviations of two draws' difference: the orders
+    # workload turns a read or an update into an order placed when its (fresh) user instance
+    # has placed none yet, so it puts a little more on STATUS#PLACED than its design file's
+    # patterns, which read and update past orders; and each share is a count of a few
+    # hundred touches in a 6 s run at scale 0.02 (0.61 against 0.77 in one CI run).
+    touches = min(_touches(python_results, python[0]), _touches(file_results, python[0]))
+    spread = 3 * math.sqrt(2 * python[2] * (1 - python[2]) / touches)
+    assert file[2] == pytest.approx(python[2], abs=0.10 + spread), (file, python, touches)
 
 
 def test_a_run_on_empty_tables_says_so_and_judges_otherwise(tmp_path: Path) -> None:
