@@ -596,7 +596,9 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
-    with _target(config, largest, _starting_items(config, design)) as target:
+    starting = None if design is None else _starting_plans(config, design)
+    written = 0 if starting is None or not config.starting_data else _items(starting[0])
+    with _target(config, largest, written) as target:
         print(f"Target: {target.description}", file=sys.stderr, flush=True)
         if target.scale is not None:
             print(
@@ -605,23 +607,26 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
-        if design is not None:
-            _prepare_design(config, design, target)
+        if starting is not None:
+            _prepare_design(config, design, target, starting)
         warning = _engine_warning(config, target)
         if warning is not None:
             print(f"Warning: {warning}", file=sys.stderr, flush=True)
         return _run_locust(config, locustfile, target, launch_units)
 
 
-def _starting_items(config: RunConfig, design: Any) -> int:
-    """The items a design run's starting data writes (0 for a workload, or none asked)."""
-    if design is None or not config.starting_data:
-        return 0
+def _starting_plans(config: RunConfig, design: Any) -> tuple[list[Any], list[str], int]:
+    """A design's starting data as the run writes it: its tables' plans, a note per cut
+    population, and the item cap they were cut to (0: none written)."""
     from loadgen.design.starting import DEFAULT_LIMIT, starting_plans
 
     limit = DEFAULT_LIMIT if config.starting_limit is None else config.starting_limit
-    plans, _ = starting_plans(design, limit=limit, seed=config.seed)
-    return sum(plan.count for plan in plans) if limit else 0
+    plans, notes = starting_plans(design, limit=limit, seed=config.seed)
+    return (plans, notes, limit) if limit else ([], notes, limit)
+
+
+def _items(plans: list[Any]) -> int:
+    return sum(plan.count for plan in plans)
 
 
 def _launch_units(design: Any, config: RunConfig) -> dict[str, Any]:
@@ -633,10 +638,11 @@ def _launch_units(design: Any, config: RunConfig) -> dict[str, Any]:
     return pattern_units(design, seed=config.seed, distribution=config.distribution)
 
 
-def _prepare_design(config: RunConfig, design: Any, target: Target) -> None:
-    """A design file's run: its rates (unless --users), and its starting data written."""
-    from loadgen.design.starting import DEFAULT_LIMIT, starting_plans
-
+def _prepare_design(
+    config: RunConfig, design: Any, target: Target, starting: tuple[list[Any], list[str], int]
+) -> None:
+    """A design file's run: its rates (unless --users), and its starting data (`_starting_plans`)
+    written."""
     print(
         f"Design: {design.title} ({design.name}), {len(design.patterns)} access patterns, "
         f"{sum(design.rates.values()) * config.rate_scale:,.1f} operations/s at launch"
@@ -649,10 +655,9 @@ def _prepare_design(config: RunConfig, design: Any, target: Target) -> None:
     args = ["--design-file", config.workload, "--launch-scale", repr(config.rate_scale)]
     if not config.open_model and config.users_given:
         args.append("--closed")
-    limit = DEFAULT_LIMIT if config.starting_limit is None else config.starting_limit
-    plans, notes = starting_plans(design, limit=limit, seed=config.seed)
-    items = sum(plan.count for plan in plans)
-    if not config.starting_data or not plans or not limit:
+    plans, notes, limit = starting
+    items = _items(plans)
+    if not config.starting_data or not plans:
         why = "--no-starting-data" if not config.starting_data else "the file gives none"
         print(
             f"Starting data: none ({why}): the tables are empty when the load begins",

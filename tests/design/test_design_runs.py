@@ -69,17 +69,11 @@ def _top(results: dict[str, Any], scope: str) -> dict[str, Any]:
     for row in results["top_keys"]:
         if row["table"] == table and (row["index"] or "") == index and row["by"] == "requests":
             key = row["keys"][0]
-            return {"table": scope, "key": key["key"], "share": key["count"] / row["total"]}
+            return {
+                "table": scope, "key": key["key"], "share": key["count"] / row["total"],
+                "touches": int(row["total"]),
+            }  # fmt: skip
     raise AssertionError(f"no hot key on {scope}")
-
-
-def _touches(results: dict[str, Any], scope: str) -> int:
-    """The touches a run counted on ``scope`` (a table, or ``table/index``)."""
-    table, _, index = scope.partition("/")
-    for row in results["top_keys"]:
-        if row["table"] == table and (row["index"] or "") == index and row["by"] == "requests":
-            return int(row["total"])
-    raise AssertionError(f"no touches on {scope}")
 
 
 @pytest.mark.parametrize(("workload", "design"), SHIPPED)
@@ -111,7 +105,7 @@ def test_a_shipped_design_file_reaches_its_workloads_verdict(
     # has placed none yet, so it puts a little more on STATUS#PLACED than its design file's
     # patterns, which read and update past orders; and each share is a count of a few
     # hundred touches in a 6 s run at scale 0.02 (0.61 against 0.77 in one CI run).
-    touches = min(_touches(python_results, python[0]), _touches(file_results, python[0]))
+    touches = min(_top(results, python[0])["touches"] for results in (python_results, file_results))
     spread = 3 * math.sqrt(2 * python[2] * (1 - python[2]) / touches)
     assert file[2] == pytest.approx(python[2], abs=0.10 + spread), (file, python, touches)
 

@@ -100,20 +100,24 @@ CONCURRENT = 3
 15-second run here), and each waits on its clock."""
 
 
-def _run(case: Case, out: Path) -> subprocess.CompletedProcess[str]:
+def _run(case: Case, out: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
     design_file = ROOT / "examples" / "designs" / f"{case.workload}.yaml"
-    return subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "loadgen", "run", str(design_file), "--design", case.variant,
          "--duration", f"{case.seconds}s", "--retry-mode", "standard", "--scale", str(SCALE),
          "--engine", case.engine, "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=case.seconds + 120,
     )  # fmt: skip
+    return done, out
+
+
+RealRuns = dict[str, Future[tuple[subprocess.CompletedProcess[str], Path]]]
 
 
 @pytest.fixture(scope="module")
 def real_runs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, Future[subprocess.CompletedProcess[str]]]]:
+) -> Iterator[RealRuns]:
     """The real run of every selected case, `CONCURRENT` at a time, the longest first;
     each test waits for its own."""
     selected = {
@@ -131,11 +135,8 @@ def real_runs(
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_a_simulation_agrees_with_a_real_run(
-    case: Case, real_runs: dict[str, Future[subprocess.CompletedProcess[str]]]
-) -> None:
-    done = real_runs[str(case)].result()
-    out = Path(done.args[done.args.index("--out") + 1])
+def test_a_simulation_agrees_with_a_real_run(case: Case, real_runs: RealRuns) -> None:
+    done, out = real_runs[str(case)].result()
     assert out.exists(), done.stderr[-2000:]
     real = json.loads(out.read_text())
     kept_up = delivered(real)
