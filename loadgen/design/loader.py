@@ -240,12 +240,30 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
+def _in_file(loc: tuple[Any, ...], data: Any, *, missing: bool = False) -> tuple[Any, ...]:
+    """A validation error's location with only the steps the file has: a union's errors put
+    the branch tried in it (``dict[str,union[int,literal['all']]]``, ``int``), which no file
+    has. A ``missing`` field's last step stays, though the file lacks it by definition."""
+    kept: list[Any] = []
+    current = data
+    for i, part in enumerate(loc):
+        within = (isinstance(current, dict) and part in current) or (
+            isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        )
+        if within:
+            current = current[part]
+        elif not (missing and i == len(loc) - 1):
+            continue
+        kept.append(part)
+    return tuple(kept)
+
+
 def _first_error(error: ValidationError, data: Any) -> str:
     ids = _ids(data)
     details = error.errors()
     detail = details[0]
-    loc = tuple(detail["loc"])
     kind = detail["type"]
+    loc = _in_file(tuple(detail["loc"]), data, missing=kind == "missing")
     if kind == "extra_forbidden":
         model = _model_at(loc[:-1])
         known = ", ".join(model.model_fields) if model else ""

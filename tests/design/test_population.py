@@ -98,6 +98,18 @@ def test_bad_named_values_are_one_line_naming_them(
         load_designs(_file(tmp_path, data))
 
 
+def test_a_bad_population_is_named_by_its_path_in_the_file(tmp_path: Path) -> None:
+    # Not by the union branch the validator tried (".dict[str,union[...]].event.int").
+    data = copy.deepcopy(EVENTS)
+    data["entities"]["event"]["populate"] = {"event": "lots"}
+    with pytest.raises(ConfigError) as raised:
+        load_designs(_file(tmp_path, data))
+    assert str(raised.value).endswith(
+        "events.yaml: entities.event.populate.event: input should be a valid integer, "
+        "unable to parse string as an integer (got 'lots')"
+    )
+
+
 def test_check_and_simulate_see_the_named_key_take_its_share(tmp_path: Path) -> None:
     design = load_design(_file(tmp_path, EVENTS))
     report = check(design)
