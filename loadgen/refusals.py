@@ -11,7 +11,9 @@ previous peak). The partition model knows which of its limits refused, its *caus
   the previous peak);
 - ``provisioned``: provisioned capacity, burst included;
 - ``account``: the per-table on-demand quota (40,000 units/s unless raised);
-- ``maximum``: the table's configured on-demand maximum (``OnDemandThroughput``).
+- ``maximum``: the table's configured on-demand maximum (``OnDemandThroughput``);
+- ``buffer``: a GSI's write buffer is full (its index writes have outrun the index's capacity
+  or one of its partitions for minutes), and the table refuses every write until it drains.
 
 The emulator answers each throttle with DynamoDB's own body and adds the header `HEADER`,
 ``cause reason resource`` per refused part of the request (a batch may refuse several), so a
@@ -47,7 +49,7 @@ __all__ = [
     "scope_of_arn",
 ]
 
-Cause = Literal["partition", "capacity", "provisioned", "account", "maximum"]
+Cause = Literal["partition", "capacity", "provisioned", "account", "maximum", "buffer"]
 
 CAUSES: dict[str, str] = {
     "partition": "a partition's ceiling",
@@ -55,6 +57,7 @@ CAUSES: dict[str, str] = {
     "provisioned": "the provisioned capacity",
     "account": "the per-table on-demand quota",
     "maximum": "the configured on-demand maximum",
+    "buffer": "a full GSI write buffer",
 }
 """Each cause, as the limit it names (of a table or index)."""
 

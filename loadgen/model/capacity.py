@@ -142,6 +142,12 @@ class Charge:
     units: float
     key: KeyValue | None
     """Partition-key value charged (the index's own key for an index); None when unknown."""
+    eventual: bool = False
+    """An eventually consistent read: any of the partition's replicas may serve it
+    (`loadgen.model.partitions.EVENTUAL_READ_FACTOR`)."""
+    sort: KeyValue | None = None
+    """The sort-key value of the item charged, where one item is and the key has one: where
+    an item collection (one partition-key value) splits by sort key."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +294,8 @@ class _Call:
     ) -> Iterator[Charge]:
         size = max(item_size(before) if before else 0, item_size(after) if after else 0)
         pk = key_value(key[schema.partition_key])
-        yield Charge(schema.name, None, "write", write_units(size, transactional=transactional), pk)
+        units = write_units(size, transactional=transactional)
+        yield Charge(schema.name, None, "write", units, pk, sort=_sk(key, schema))
         if self.failed:
             return
         for index in schema.indexes:
@@ -307,7 +314,8 @@ class _Call:
                 # model" (gsi-throttling.html). Measured on AWS by others the same way; DynamoDB
                 # Local doubles it (docs/cost.md, "Transactions and their indexes").
                 units = write_units(size)
-                yield Charge(schema.name, index.name, "write", units, _pk(entry, index))
+                where = _pk(entry, index)
+                yield Charge(schema.name, index.name, "write", units, where, sort=_sk(entry, index))
 
 
 def _index_writes(
@@ -333,6 +341,11 @@ def _pk(item: Item, index: IndexSchema | TableSchema) -> KeyValue:
     return key_value(item[index.partition_key])
 
 
+def _sk(item: Item, index: IndexSchema | TableSchema) -> KeyValue | None:
+    name = index.sort_key
+    return key_value(item[name]) if name is not None and name in item else None
+
+
 def _slots(items: Items, count: int | None) -> list[Item | None]:
     # One slot per request item; count None takes any number (the items a Query read).
     if items is None:
@@ -351,7 +364,9 @@ def _get_item(call: _Call) -> OperationCost:
     consistency: Consistency = "strong" if call.request.get("ConsistentRead") else "eventual"
     units = read_units(item_size(item) if item else 0, consistency)
     key = key_value(call.request["Key"][schema.partition_key])
-    return call.cost([(Charge(schema.name, None, "read", units, key),)])
+    sort = _sk(call.request["Key"], schema)
+    charge = Charge(schema.name, None, "read", units, key, consistency == "eventual", sort)
+    return call.cost([(charge,)])
 
 
 def _put_item(call: _Call) -> OperationCost:
@@ -392,7 +407,11 @@ def _query_or_scan(call: _Call) -> OperationCost:
     key = _pk(items[0], owner) if items and owner.partition_key in items[0] else None
     if key is None and call.operation == "Query":
         key = query_key(request, owner.partition_key)
-    return call.cost([(Charge(schema.name, index_name, "read", units, key),)])
+    # A Query reads a run of one item collection: charged at the sort key of its first item,
+    # so that queries over a collection's ranges spread as the collection splits.
+    sort = _sk(items[0], owner) if items and call.operation == "Query" else None
+    charge = Charge(schema.name, index_name, "read", units, key, not strong, sort)
+    return call.cost([(charge,)])
 
 
 def query_key(request: Mapping[str, Any], partition_key: str) -> KeyValue | None:
@@ -426,7 +445,9 @@ def _batch_get_item(call: _Call) -> OperationCost:
         schema = call.table(table)
         consistency: Consistency = "strong" if spec.get("ConsistentRead") else "eventual"
         units = read_units(item_size(item) if item else 0, consistency)
-        groups.append((Charge(table, None, "read", units, _pk(key, schema)),))
+        eventual = consistency == "eventual"
+        charge = Charge(table, None, "read", units, _pk(key, schema), eventual, _sk(key, schema))
+        groups.append((charge,))
     return call.cost(groups)
 
 

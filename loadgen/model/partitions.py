@@ -94,6 +94,30 @@ SWITCHED_PEAK_FRACTION = 0.5
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
 ON_DEMAND_TABLE_QUOTA_UNITS = 40000.0
 """Default per-table (and per-index) on-demand quota, read and write units per second."""
+# AWS's DynamoDB workshop (aws-samples/amazon-dynamodb-labs, design patterns, Exercise 1,
+# "Capacity Units and Partitioning", Steps 4, 6 and 7): "a global secondary index's capacity is
+# consumed asynchronously some time after the initial write to the base table succeeds ...
+# there is a buffer between a given base DynamoDB table and a GSI ... only an imbalance over an
+# extended period of time on a GSI will cause the buffer to fill"; then "all writes to the
+# DynamoDB table are rejected until space in the buffer ... opens up".
+GSI_WRITE_BUFFER_UNITS = 180_000.0
+"""Index write units a GSI takes beyond its capacity before it pushes back on its table (a
+model choice: AWS publishes no size). Sized from the workshop's runs: a 5-WCU index took 2,000
+writes in 17 s with no throttle (Step 6: at least about 1,900 units); a 1-WCU index under a
+1,000-WCU table's load, at most about 1,000 units/s, threw "after a few minutes" (Step 7):
+three minutes at 1,000 units/s. Scaled like every capacity."""
+# Same workshop, Steps 2 and 3: a table created with 5 WCU and loaded at once by a sequential
+# client wrote 500 rows in 17.6 s, its throttles after the first hundred; 100 s at 5 units/s.
+NEW_TABLE_BURST_SECONDS = 80.0
+"""Seconds of provisioned capacity a new provisioned table (or index) holds as burst at
+creation (a model choice: AWS publishes no figure). 80 s serves the workshop's 500 rows at
+5 WCU in about 17 s, as its published run did; an empty bank takes 100 s."""
+# AWS blog "Scaling DynamoDB: How partitions, hot keys, and split for heat impact performance",
+# Part 2: eventually consistent queries of one partition-key value consumed 4,500 read units/s
+# (9,000 queries/s), where 3,000 a partition predicts 6,000 ("every partition has its data
+# spread across three nodes").
+EVENTUAL_READ_FACTOR = 1.5
+"""A partition serves this multiple of its read ceiling in eventually consistent reads."""
 HEAT_FRACTION = 0.8
 """Share of its ceiling a partition must use in a second to count as hot (a model choice)."""
 SAMPLE_SIZE = 32
@@ -159,6 +183,11 @@ class ThroughputStats:
     """Which limit ``read_capacity`` is, as a throttle by it names its cause: ``capacity``
     (on-demand), ``provisioned``, ``account`` (the per-table quota) or ``maximum``."""
     write_cause: Cause = "capacity"
+    buffered_write_units: float = 0.0
+    """A GSI's index writes taken but not yet applied: its buffer's content (its bucket's or
+    its most indebted partition's debt, whichever is more); 0 for a table."""
+    buffer_write_units: float = 0.0
+    """What its buffer holds at most (`GSI_WRITE_BUFFER_UNITS`, scaled); 0 for a table."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +254,7 @@ class _Scaler:
 
 class _Partition:
     __slots__ = (
+        "collection",
         "consumed",
         "end",
         "hot",
@@ -247,15 +277,20 @@ class _Partition:
         self.consumed = [0.0, 0.0]
         self.throttled = [0.0, 0.0]  # whole requests from `admit`, shares from `admit_bulk`
         self.hot = 0  # consecutive hot seconds
-        self.sample: list[int] = []  # reservoir of partition-key hashes served while hot
+        # Reservoir of (arrival, partition-key hash, sort key) of the charges served while hot.
+        self.sample: list[tuple[int, int, object]] = []
         self.seen = 0
+        self.collection = 1  # parts a hot item collection here has split into by sort key
 
     def halves(self, middle: int) -> tuple[_Partition, _Partition]:
         # Both halves inherit the bucket, debt included: a split adds no capacity at once.
-        return (
+        halves = (
             _Partition(self.start, middle, self.tokens, self.stamp),
             _Partition(middle, self.end, self.tokens, self.stamp),
         )
+        for half in halves:
+            half.collection = self.collection
+        return halves
 
 
 class _Keyspace:
@@ -277,12 +312,20 @@ class _Keyspace:
         self.consumed = [0.0, 0.0]
         self.throttled = [0.0, 0.0]
         self.splits = 0
-        self.throttles: dict[tuple[int, Limit, bool], Throttle] = {}
+        self.throttles: dict[tuple[int, Limit, bool, bool], Throttle] = {}
         self.rate = [0.0, 0.0]
         self.size_bytes = 0.0
         self.partition_bytes = model.partition_bytes
+        # A GSI's writes queue in its buffer: its buckets may owe this much before it refuses.
+        self.buffer = model.gsi_write_buffer_units * model.scale if index is not None else 0.0
+        self.full: set[_Partition] = set()  # partitions whose debt has filled the buffer
+        # In bulk: (second, share of its writes its fullest partition let in, the throttle).
+        self.pressure: tuple[int, float, Throttle | None] = (-1, 1.0, None)
+        self.collections = not schema.local_indexes  # an LSI keeps a collection together
         self.configure(schema)
-        self.tokens = list(self.rate)  # one second of capacity, no burst banked yet
+        # One second of capacity, and a new provisioned table's starting burst.
+        start = 1.0 if self.on_demand else 1.0 + model.new_table_burst_s
+        self.tokens = [rate * start for rate in self.rate]
         count = self.needed_partitions()
         bounds = [i * HASH_SPACE // count for i in range(count + 1)]
         self.parts = [
@@ -371,10 +414,13 @@ class _Keyspace:
                 full = self.rate[kind] * self.bank_seconds
                 self.tokens[kind] = min(full, self.tokens[kind] + elapsed * self.rate[kind])
 
-    def throttle(self, kind: int, limit: Limit, *, by_partition: bool = False) -> Throttle:
+    def throttle(
+        self, kind: int, limit: Limit, *, by_partition: bool = False, buffer: bool = False
+    ) -> Throttle:
         """What the service answers when ``limit`` refuses: a partition's ceiling
-        (``by_partition``) or the keyspace's own capacity, quota or maximum."""
-        cached = self.throttles.get((kind, limit, by_partition))
+        (``by_partition``) or the keyspace's own capacity, quota or maximum; ``buffer``: a
+        GSI's write buffer is full of what that limit has not yet applied."""
+        cached = self.throttles.get((kind, limit, by_partition, buffer))
         if cached is None:
             cached = throttle(
                 table=self.table,
@@ -383,10 +429,14 @@ class _Keyspace:
                 on_demand=self.on_demand,
                 limit=limit,
                 resource=self.arn,
-                cause=cause_of(limit, by_partition=by_partition),
+                cause="buffer" if buffer else cause_of(limit, by_partition=by_partition),
             )
-            self.throttles[(kind, limit, by_partition)] = cached
+            self.throttles[(kind, limit, by_partition, buffer)] = cached
         return cached
+
+    def owing(self, kind: int) -> float:
+        """How far below empty its buckets may go for ``kind``: the GSI's write buffer."""
+        return self.buffer if kind == _WRITE else 0.0
 
 
 def partitions_for(
@@ -406,6 +456,19 @@ def partitions_for(
     by_units = read_units / PARTITION_READ_UNITS + write_units / PARTITION_WRITE_UNITS
     by_size = math.ceil(size_bytes / partition_bytes - 1e-9)
     return max(1, min(MAX_PARTITIONS, max(math.ceil(by_units - 1e-9), by_size)))
+
+
+def _spread(sorts: Iterable[object]) -> bool:
+    """Whether charges at these sort keys (in arrival order) can be split between two
+    partitions: at least two sort keys, and not each above the one before (a sequential key
+    range keeps writing the end of the collection: no split helps it)."""
+    seen = [sort for sort in sorts if sort is not None]
+    if len(set(map(repr, seen))) < 2:
+        return False
+    try:
+        return not all(a < b for a, b in itertools.pairwise(seen))  # type: ignore[operator]
+    except TypeError:
+        return True
 
 
 def _fill_level(asked: Sequence[float], rooms: Sequence[float], shared: float) -> float:
@@ -456,6 +519,8 @@ class PartitionModel:
         account: str = "000000000000",
         partition_bytes: float | None = None,
         growth_window_s: float = ON_DEMAND_GROWTH_WINDOW_S,
+        new_table_burst_s: float = NEW_TABLE_BURST_SECONDS,
+        gsi_write_buffer_units: float = GSI_WRITE_BUFFER_UNITS,
     ) -> None:
         if not (isinstance(scale, int | float) and math.isfinite(scale) and scale > 0):
             raise ConfigError(f"scale must be a positive number, got {scale!r}")
@@ -475,6 +540,23 @@ class PartitionModel:
         if not (isinstance(growth_window_s, int | float) and growth_window_s >= 0):
             raise ConfigError(f"growth window must be >= 0 seconds, got {growth_window_s!r}")
         self.growth_window_s = float(growth_window_s)
+        if not (
+            isinstance(new_table_burst_s, int | float) and 0 <= new_table_burst_s <= BURST_SECONDS
+        ):
+            raise ConfigError(
+                f"a new table's burst must be 0 to {BURST_SECONDS:g} seconds, "
+                f"got {new_table_burst_s!r}"
+            )
+        self.new_table_burst_s = float(new_table_burst_s)
+        if not (isinstance(gsi_write_buffer_units, int | float) and gsi_write_buffer_units >= 0):
+            raise ConfigError(
+                f"a GSI's write buffer must be >= 0 units, got {gsi_write_buffer_units!r}"
+            )
+        self.gsi_write_buffer_units = float(gsi_write_buffer_units)
+        """Index write units a GSI owes before it pushes back on its table, unscaled
+        (`GSI_WRITE_BUFFER_UNITS`; 0: the index refuses as soon as its capacity is spent)."""
+        """Seconds of provisioned capacity a table holds as burst when created
+        (`NEW_TABLE_BURST_SECONDS`; 0: an empty bank)."""
         """Seconds before a second's use becomes the previous peak an on-demand table doubles
         (30 minutes; 0 lets traffic double every second)."""
         if partition_bytes is None:
@@ -494,6 +576,7 @@ class PartitionModel:
         self._random = random.Random(seed)
         self._schemas: dict[str, TableSchema] = {}
         self._spaces: dict[tuple[str, str | None], _Keyspace] = {}
+        self._gsis: dict[str, list[_Keyspace]] = {}  # a table's GSIs, which push back on it
 
     def create_table(self, schema: TableSchema) -> None:
         """Start modelling a table and its global secondary indexes."""
@@ -526,6 +609,7 @@ class PartitionModel:
             raise ConfigError(f"table {name!r} is not in the model")
         for key in [key for key in self._spaces if key[0] == name]:
             del self._spaces[key]
+        self._gsis.pop(name, None)
 
     def resize(self, table: str, size_bytes: float) -> None:
         """The table's data size is now ``size_bytes``: past a multiple of the partition size
@@ -551,6 +635,9 @@ class PartitionModel:
             if space is None or space.index != gsi.name:
                 space = _Keyspace(self, schema, gsi.name)
             self._spaces[(schema.name, gsi.name)] = space
+        self._gsis[schema.name] = [
+            self._spaces[(schema.name, gsi.name)] for gsi in schema.global_indexes
+        ]
 
     def auto_scale(
         self, table: str, index: str | None, kind: str, policy: AutoScaling | None
@@ -584,6 +671,7 @@ class PartitionModel:
         requests: Sequence[float],
         *,
         sampler: Callable[[int, int], list[int]] | None = None,
+        eventual: Sequence[float] | None = None,
     ) -> BulkAdmission:
         """Admit a second's demand at once: ``units[p]`` asked of partition ``p`` (in the
         order of `partition_starts`) by ``requests[p]`` requests. Returns the units admitted
@@ -595,6 +683,11 @@ class PartitionModel:
         partition's requests. For requests of one unit each on whole-unit buckets, the
         admitted units equal `admit` called once per request. ``sampler(start, end)`` gives
         key hashes of a hash range, weighted as the demand, where a hot partition splits.
+        ``eventual[p]``: the share of partition ``p``'s read units that are eventually
+        consistent (`EVENTUAL_READ_FACTOR`).
+
+        A GSI's writes may owe up to its buffer; a table's writes are refused in the share its
+        GSIs' writes were refused for a full buffer in this second or the one before.
         """
         now = math.floor(self.clock())
         space = self._spaces.get((table, index))
@@ -611,39 +704,67 @@ class PartitionModel:
             space.sampler = sampler
         k = _KINDS[kind]
         slot = 0 if self.additive else k
-        weight = self._weight[k]
+        owing = space.owing(k)
+        # Back-pressure: the share of this second's table writes its GSIs' buffers let in.
+        pressure, pressing = 1.0, None
+        if k == _WRITE and space.index is None:
+            for gsi in self._gsis.get(space.table, ()):
+                second, share, refusing = gsi.pressure
+                if second >= now - 1 and share < pressure:
+                    pressure, pressing = share, refusing
+        shares = eventual if eventual is not None and k == _READ else None
         rooms = []
-        for part in space.parts:
+        for p, part in enumerate(space.parts):
             self._refill(part, now)
-            room = part.tokens[slot] / weight
+            weight = self._weight[k]
+            if shares is not None:
+                weight *= 1.0 - shares[p] * (1.0 - 1.0 / EVENTUAL_READ_FACTOR)
+            room = (part.tokens[slot] + owing) / weight
             rooms.append(room if room > _TOKEN_FLOOR else 0.0)
-        level = _fill_level(units, rooms, max(0.0, space.tokens[k]))
+        let_in = [asked * pressure for asked in units]
+        level = _fill_level(let_in, rooms, max(0.0, space.tokens[k] + owing))
         admitted = []
         by_ceiling = []
         by_partition = by_keyspace = False
-        for part, asked, asking, room in zip(space.parts, units, requests, rooms, strict=True):
-            got = min(room, asked * level)
+        for p, (part, asked, asking, room) in enumerate(
+            zip(space.parts, units, requests, rooms, strict=True)
+        ):
+            offered = let_in[p]
+            got = min(room, offered * level)
             admitted.append(got)
             # What the partition's own ceiling refused of its share of the keyspace.
-            ceiling = max(0.0, asked * level - room)
+            ceiling = max(0.0, offered * level - room)
             by_ceiling.append(ceiling)
             if got:
-                self._take(space, part, k, got)
+                eventual_units = got * shares[p] if shares is not None else 0.0
+                self._take(space, part, k, got - eventual_units)
+                if eventual_units:
+                    self._take(space, part, k, eventual_units, eventual=True)
             if asked - got > _TOKEN_FLOOR * max(1.0, asked):
                 refused = asking * (asked - got) / asked
-                if room < asked * level:
+                if room < offered * level:
                     part.throttled_now = by_partition = True  # its own ceiling refused: heat
                 if asked - got - ceiling > _TOKEN_FLOOR * max(1.0, asked):
                     by_keyspace = True
                 part.throttled[k] += refused
                 space.throttled[k] += refused
+        buffered = owing > 0
         limit: Limit = "KeyRangeThroughputExceeded" if by_partition else space.limit[k]
-        keyspace = space.throttle(k, space.limit[k]) if by_keyspace else None
-        refusal = (
-            space.throttle(k, limit, by_partition=by_partition)
-            if by_partition or by_keyspace
-            else None
-        )
+        keyspace = None
+        if by_keyspace:
+            keyspace = pressing or space.throttle(k, space.limit[k], buffer=buffered)
+        refusal = None
+        if by_partition:
+            refusal = space.throttle(k, limit, by_partition=True, buffer=buffered)
+        elif by_keyspace:
+            refusal = keyspace
+        if buffered:
+            # While its buffer is full, the table lets in what the fullest partition drains.
+            share = min(
+                (got / asked for got, asked in zip(admitted, units, strict=True) if asked > 0),
+                default=1.0,
+            )
+            space.pressure = (now, share, refusal)
         return BulkAdmission(tuple(admitted), by_partition, refusal, tuple(by_ceiling), keyspace)
 
     def admit(self, charges: Sequence[Charge]) -> Throttle | None:
@@ -653,27 +774,68 @@ class PartitionModel:
         of write capacity throttles the table write ("back-pressure"). O(len(charges)).
         """
         now = math.floor(self.clock())
-        taken: list[tuple[_Keyspace, _Partition | None, int, float, int]] = []
+        taken: list[tuple[_Keyspace, _Partition | None, int, Charge, int]] = []
         for charge in charges:
             space = self._space(charge, now)
             kind = _KINDS[charge.kind]
+            if kind == _WRITE and space.index is None:
+                pushed = self._back_pressure(space.table, now)
+                if pushed is not None:
+                    return pushed
             part, key_hash = None, 0
             if charge.key is not None:
                 key_hash = partition_hash(charge.key)
                 part = space.parts[bisect_right(space.starts, key_hash) - 1]
                 self._refill(part, now)
-            if space.tokens[kind] <= _TOKEN_FLOOR:
-                return self._throttled(space, part, kind, space.limit[kind], by_partition=False)
-            if part is not None and part.tokens[0 if self.additive else kind] <= _TOKEN_FLOOR:
+            floor = _TOKEN_FLOOR - space.owing(kind)
+            buffered = floor < 0
+            if space.tokens[kind] <= floor:
+                return self._throttled(
+                    space, part, kind, space.limit[kind], by_partition=False, buffer=buffered
+                )
+            if part is not None and part.tokens[0 if self.additive else kind] <= floor:
                 part.throttled_now = True
                 return self._throttled(
-                    space, part, kind, "KeyRangeThroughputExceeded", by_partition=True
+                    space,
+                    part,
+                    kind,
+                    "KeyRangeThroughputExceeded",
+                    by_partition=True,
+                    buffer=buffered,
                 )
-            taken.append((space, part, kind, charge.units, key_hash))
-        for space, part, kind, units, key_hash in taken:
-            self._take(space, part, kind, units)
+            taken.append((space, part, kind, charge, key_hash))
+        for space, part, kind, charge, key_hash in taken:
+            self._take(space, part, kind, charge.units, eventual=charge.eventual)
             if part is not None:
-                self._observe(part, key_hash)
+                self._observe(part, key_hash, charge.sort)
+        return None
+
+    def _back_pressure(self, table: str, now: int) -> Throttle | None:
+        """The throttle of a GSI of ``table`` whose write buffer is full, which refuses every
+        write to the table until it drains (whether or not the item goes to that index)."""
+        for gsi in self._gsis.get(table, ()):
+            if not gsi.buffer:
+                continue
+            if gsi.current != now:
+                self._roll(gsi, now)
+            gsi.refill(now)
+            if gsi.tokens[_WRITE] <= _TOKEN_FLOOR - gsi.buffer:
+                return self._throttled(
+                    gsi, None, _WRITE, gsi.limit[_WRITE], by_partition=False, buffer=True
+                )
+            for part in list(gsi.full):
+                self._refill(part, now)
+                if part.tokens[0 if self.additive else _WRITE] > _TOKEN_FLOOR - gsi.buffer:
+                    gsi.full.discard(part)
+                else:
+                    return self._throttled(
+                        gsi,
+                        part,
+                        _WRITE,
+                        "KeyRangeThroughputExceeded",
+                        by_partition=True,
+                        buffer=True,
+                    )
         return None
 
     def settle(self, admitted: Iterable[Charge], actual: Iterable[Charge]) -> None:
@@ -701,6 +863,13 @@ class PartitionModel:
                 continue  # an LSI, reported with its table
             space.refill(now)
             burst = [max(0.0, space.tokens[kind] - space.rate[kind]) for kind in (_READ, _WRITE)]
+            buffered = 0.0
+            if space.buffer:
+                slot = 0 if self.additive else _WRITE
+                for part in space.parts:
+                    self._refill(part, now)
+                debts = [-space.tokens[_WRITE], *(-p.tokens[slot] for p in space.parts)]
+                buffered = max(0.0, *debts)
             parts = tuple(
                 PartitionStats(
                     start=p.start,
@@ -731,6 +900,8 @@ class PartitionModel:
                     size_bytes=space.size_bytes if index is None else 0.0,
                     read_cause=cause_of(space.limit[_READ], by_partition=False),
                     write_cause=cause_of(space.limit[_WRITE], by_partition=False),
+                    buffered_write_units=buffered,
+                    buffer_write_units=space.buffer,
                 )
             )
         return stats
@@ -748,28 +919,41 @@ class PartitionModel:
         elapsed = now - part.stamp
         if elapsed > 0:
             part.stamp = now
-            tokens, ceilings = part.tokens, self.ceilings
-            tokens[0] = min(ceilings[0], tokens[0] + elapsed * ceilings[0])
-            tokens[1] = min(ceilings[1], tokens[1] + elapsed * ceilings[1])
+            tokens, ceilings, parts = part.tokens, self.ceilings, part.collection
+            tokens[0] = min(parts * ceilings[0], tokens[0] + elapsed * parts * ceilings[0])
+            tokens[1] = min(parts * ceilings[1], tokens[1] + elapsed * parts * ceilings[1])
 
-    def _take(self, space: _Keyspace, part: _Partition | None, kind: int, units: float) -> None:
+    def _take(
+        self,
+        space: _Keyspace,
+        part: _Partition | None,
+        kind: int,
+        units: float,
+        *,
+        eventual: bool = False,
+    ) -> None:
         space.tokens[kind] -= units
         space.second[kind] += units
         space.consumed[kind] += units
         if part is not None:
-            part.tokens[0 if self.additive else kind] -= units * self._weight[kind]
+            slot = 0 if self.additive else kind
+            weight = self._weight[kind] / (EVENTUAL_READ_FACTOR if eventual else 1.0)
+            part.tokens[slot] -= units * weight
             part.second[kind] += units
             part.consumed[kind] += units
+            if space.buffer and kind == _WRITE and part.tokens[slot] <= _TOKEN_FLOOR - space.buffer:
+                space.full.add(part)
 
-    def _observe(self, part: _Partition, key_hash: int) -> None:
+    def _observe(self, part: _Partition, key_hash: int, sort: object = None) -> None:
         # Reservoir sampling: every charge of the hot streak equally likely to be kept.
         part.seen += 1
+        entry = (part.seen, key_hash, sort)
         if len(part.sample) < SAMPLE_SIZE:
-            part.sample.append(key_hash)
+            part.sample.append(entry)
         else:
             slot = int(self._random.random() * part.seen)
             if slot < SAMPLE_SIZE:
-                part.sample[slot] = key_hash
+                part.sample[slot] = entry
 
     def _throttled(
         self,
@@ -779,11 +963,12 @@ class PartitionModel:
         limit: Limit,
         *,
         by_partition: bool,
+        buffer: bool = False,
     ) -> Throttle:
         space.throttled[kind] += 1
         if part is not None:
             part.throttled[kind] += 1
-        return space.throttle(kind, limit, by_partition=by_partition)
+        return space.throttle(kind, limit, by_partition=by_partition, buffer=buffer)
 
     def _roll(self, space: _Keyspace, second: int) -> None:
         """Close the keyspace's current second: heat, splits, on-demand growth, auto scaling."""
@@ -872,16 +1057,22 @@ class PartitionModel:
         return (read + write if self.additive else max(read, write)) >= HEAT_FRACTION
 
     def _split_for_heat(self, space: _Keyspace, part: _Partition) -> None:
-        """Split at the median key hash seen; a single hot key cannot be split."""
-        sample = part.sample
+        """Split at the median key hash seen. A single hot partition-key value splits by sort
+        key (its item collection) where its charges name several sort keys that do not only
+        increase and the table has no LSI; a single hot item cannot be split."""
+        sample = sorted(part.sample)  # by arrival
         if not sample and space.sampler is not None:
-            sample = space.sampler(part.start, part.end)  # bulk demand: the caller's keys
-        hashes = sorted(sample)
+            sample = [(0, h, None) for h in space.sampler(part.start, part.end)]  # bulk demand
+        hashes = sorted(h for _, h, _ in sample)
         part.hot, part.seen = 0, 0
         part.sample.clear()
         # Boundaries between distinct hashes; the one nearest the middle balances the halves.
         cuts = [i for i in range(1, len(hashes)) if hashes[i - 1] != hashes[i]]
-        if not cuts:
-            return
-        cut = min(cuts, key=lambda i: abs(2 * i - len(hashes)))
-        space.split(space.parts.index(part), hashes[cut])
+        if cuts:
+            cut = min(cuts, key=lambda i: abs(2 * i - len(hashes)))
+            space.split(space.parts.index(part), hashes[cut])
+        elif space.collections and _spread(sort for _, _, sort in sample):
+            # One more partition for the collection, its ceiling with it (modelled as this
+            # partition's ceiling growing: its other keys, if any, gain with it).
+            part.collection += 1
+            space.splits += 1

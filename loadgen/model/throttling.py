@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from loadgen.refusals import Cause
 
-__all__ = ["Cause", "Limit", "Throttle", "cause_of", "resource_arn", "throttle"]
+__all__ = ["Cause", "Limit", "Throttle", "cause_of", "message", "resource_arn", "throttle"]
 
 Limit = Literal[
     "KeyRangeThroughputExceeded",
@@ -25,6 +25,18 @@ Limit = Literal[
 PROVISIONED_MESSAGE = (
     "The level of configured provisioned throughput for the table was exceeded. "
     "Consider increasing your provisioning level with the UpdateTable API."
+)
+# AWS's DynamoDB workshop (aws-samples/amazon-dynamodb-labs), design patterns, Exercise 1,
+# Step 7: the message of a provisioned GSI's back-pressure, as a client printed it.
+PROVISIONED_INDEX_MESSAGE = (
+    "The level of configured provisioned throughput for one or more global secondary indexes "
+    "of the table was exceeded. Consider increasing your provisioning level for the "
+    "under-provisioned global secondary indexes with the UpdateTable API"
+)
+# An on-demand GSI's, as BrighterCommand/Brighter issue 2810 quotes it.
+ON_DEMAND_INDEX_MESSAGE = (
+    "Throughput exceeds the current capacity for one or more global secondary indexes. "
+    "DynamoDB is automatically scaling your index so please try again shortly."
 )
 ON_DEMAND_MESSAGE = (
     "Throughput exceeds the current capacity of your table or index. DynamoDB is "
@@ -90,6 +102,14 @@ def cause_of(limit: Limit, *, by_partition: bool) -> Cause:
     }[limit]  # type: ignore[return-value]
 
 
+def message(*, index: str | None, kind: str, on_demand: bool) -> str:
+    """DynamoDB's message for a throttle: a GSI's writes (its back-pressure on the table) in
+    the index's words, anything else in the table's (no other wording is published)."""
+    if index is not None and kind == "write":
+        return ON_DEMAND_INDEX_MESSAGE if on_demand else PROVISIONED_INDEX_MESSAGE
+    return ON_DEMAND_MESSAGE if on_demand else PROVISIONED_MESSAGE
+
+
 def throttle(
     *,
     table: str,
@@ -112,6 +132,6 @@ def throttle(
         reason=reason,
         resource=resource,
         exception="ThrottlingException" if on_demand else "ProvisionedThroughputExceededException",
-        message=ON_DEMAND_MESSAGE if on_demand else PROVISIONED_MESSAGE,
+        message=message(index=index, kind=kind, on_demand=on_demand),
         cause=cause if cause is not None else cause_of(limit, by_partition=False),
     )

@@ -58,6 +58,9 @@ def schema(
 
 def model_with(*tables: TableSchema, **kw: object) -> tuple[PartitionModel, Clock]:
     clock = Clock()
+    # These tests hold the per-second rules from an empty bank; a new table's starting burst
+    # and a GSI's write buffer are held by tests of their own (tests/oracle).
+    kw.setdefault("new_table_burst_s", 0.0)
     model = PartitionModel(clock=clock, **kw)  # type: ignore[arg-type]
     for table in tables:
         model.create_table(table)
@@ -223,17 +226,37 @@ def put(key: str, g: str | None) -> list[Charge]:
     return list(cost_of("PutItem", request, tables={"orders": GSI_TABLE}).charges)
 
 
-def test_a_gsi_short_of_write_capacity_throttles_base_table_writes() -> None:
-    model, clock = model_with(GSI_TABLE)
+def test_a_gsi_short_of_write_capacity_buffers_then_pushes_back_on_every_table_write() -> None:
+    model, clock = model_with(GSI_TABLE, gsi_write_buffer_units=100)
+    # 5 units/s of index capacity and 100 units of buffer: 105 writes the first second.
+    admitted = run(model, clock, 4, lambda s: [put(f"k{i}", f"g{i}") for i in range(200)])
+    assert admitted == [105, 5, 5, 5]
+    (table, index) = model.snapshot()
+    assert index.consumed_write_units == 120  # taken as written, as CloudWatch shows it
+    assert index.buffered_write_units == pytest.approx(100)
+    assert index.buffer_write_units == 100
+    # A full buffer refuses every write to the table, in the index's words, whether or not
+    # the item goes to the index, until it drains.
+    for charges in (put("k", "g"), put("k", None)):
+        throttle = model.admit(charges)
+        assert throttle is not None
+        assert (throttle.table, throttle.index, throttle.kind) == ("orders", "g", "write")
+        assert throttle.reason == "IndexWriteProvisionedThroughputExceeded"
+        assert throttle.cause == "buffer"
+        assert throttle.message.startswith("The level of configured provisioned throughput for one")
+        assert throttle.resource.endswith(":table/orders/index/g")
+    assert units(model) == (0, 120)  # refused writes took nothing from the table
+    # Each second the index applies 5 units: the table is open again, and its index writes
+    # find the room three seconds of draining made (15 units), no more.
+    clock.now += 1
+    assert run(model, clock, 1, lambda s: [put(f"n{i}", None) for i in range(50)]) == [50]
+    assert run(model, clock, 1, lambda s: [put(f"g{i}", f"g{i}") for i in range(50)]) == [15]
+
+
+def test_a_gsi_without_a_buffer_refuses_as_its_capacity_runs_out() -> None:
+    model, clock = model_with(GSI_TABLE, gsi_write_buffer_units=0)
     admitted = run(model, clock, 4, lambda s: [put(f"k{i}", f"g{i}") for i in range(100)])
     assert admitted == [5] * 4
-    assert units(model) == (0, 20)  # throttled writes took nothing from the table
-    throttle = model.admit(put("k", "g"))
-    assert throttle is not None
-    assert (throttle.table, throttle.index, throttle.kind) == ("orders", "g", "write")
-    assert throttle.reason == "IndexWriteProvisionedThroughputExceeded"
-    assert throttle.cause == "provisioned"
-    assert throttle.resource.endswith(":table/orders/index/g")
     assert model.admit(put("k", None)) is None  # not in the index: no back-pressure
 
 
@@ -305,7 +328,7 @@ def test_on_demand_maximum_throughput_caps_table_and_index() -> None:
             }
         ],
     )
-    model, _ = model_with(table)
+    model, _ = model_with(table, gsi_write_buffer_units=0)
     assert model.admit(read(None, 2000)) is None
     throttle = model.admit(read(None, 1))
     assert throttle is not None
