@@ -864,9 +864,11 @@ def _run_locust(
             else {}
         ),
     )
-    answers = _target_answers(target)
+    answers, buffers = _target_answers(target)
     if answers is not None:
         results["target_answers"] = answers
+    if buffers:
+        results["gsi_buffers"] = buffers
     for pattern in (results.get("design") or {}).get("patterns") or ():
         pattern["units_per_execution"] = (launch_units or {}).get(pattern["id"])
     print(format_summary(results), flush=True)
@@ -911,8 +913,9 @@ def _scale_check(target: Target, results: dict[str, Any]) -> list[str]:
     ]
 
 
-def _target_answers(target: Target) -> dict[str, int] | None:
-    """The requests the partition model answered, by outcome, as its ``/metrics`` says.
+def _target_answers(target: Target) -> tuple[dict[str, int] | None, list[dict[str, Any]]]:
+    """The requests the partition model answered, by outcome, as its ``/metrics`` says, and
+    its GSIs' write buffers (`loadgen.emulator.metrics.buffers`).
 
     Every attempt counted when it was answered, the attempts of calls the run's end cut off
     included: a call is reported to Locust only once its SDK retries end, and in an
@@ -920,18 +923,18 @@ def _target_answers(target: Target) -> dict[str, int] | None:
     target that is not the emulator, or when it does not answer.
     """
     if target.scale is None or target.endpoint_url is None:
-        return None
-    from loadgen.emulator.metrics import answered
+        return None, []
+    from loadgen.emulator.metrics import answered, buffers
     from loadgen.targets import emulator_metrics
 
     text = emulator_metrics(target.endpoint_url, timeout=5.0, limit=None)
     try:
         if text is None:
             raise ValueError(f"{target.endpoint_url}/metrics did not answer")
-        return answered(text)
+        return answered(text), buffers(text)
     except ValueError as e:
         log.warning("could not read the emulator's answers from its metrics: %s", e)
-        return None
+        return None, []
 
 
 def _progress(environment: Any, recorder: Any, interval: float = 2.0) -> None:

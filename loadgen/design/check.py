@@ -60,6 +60,7 @@ LIMIT_NAMES = {
     "provisioned": "provisioned capacity",
     "account": "on-demand per-table quota",
     "maximum": "on-demand maximum (OnDemandThroughput)",
+    "buffer": "write buffer",
 }
 """Each cause (`loadgen.refusals.CAUSES`), as the Expected column names the limit."""
 
@@ -135,6 +136,9 @@ class LimitCheck:
     """The patterns it fails."""
     back_pressure: tuple[str, ...] = ()
     """Of those, the table's writes an index limit pushes back on."""
+    fills_in: float | None = None
+    """A GSI's write buffer: seconds until it is full at launch (0: it filled), where it fills
+    within a launch's hour (`loadgen.model.partitions.falls_behind`)."""
 
     @property
     def scope(self) -> str:
@@ -144,6 +148,21 @@ class LimitCheck:
         """The limit and what is asked of it: ``table T's on-demand capacity, 4,800 write
         units/s asked of 4,000``; ``a partition's ceiling: K at 1,500 write units/s of 1,000``."""
         owner = f"{'index' if self.index else 'table'} {self.scope}"
+        if self.cause == "buffer":
+            behind = (
+                f"{self.key} at {units(self.key_units)} of a partition's {units(self.serves)}"
+                if self.key is not None and "KeyRange" in self.reason
+                else f"{units(self.asked)} asked of {units(self.serves)}"
+            )
+            when = (
+                "full at launch"
+                if not self.fills_in
+                else f"full after about {self.fills_in / 60:,.0f} min at launch"
+            )
+            return (
+                f"{owner}'s write buffer, {self.kind} units/s {behind}: {when}, then every "
+                f"write to table {self.table} is refused until it drains"
+            )
         if self.cause != "partition":
             return (
                 f"{owner}'s {LIMIT_NAMES.get(self.cause, self.cause)}, {units(self.asked)} "
@@ -184,6 +203,7 @@ class LimitCheck:
             "words": self.words(),
             "patterns": list(self.patterns),
             "back_pressure": list(self.back_pressure),
+            "fills_in_s": None if self.fills_in is None else round(self.fills_in, 1),
         }
 
 

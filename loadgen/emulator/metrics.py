@@ -96,6 +96,22 @@ class ModelCollector(Collector):
                 "The table's data size as the emulator saw it written (0 for a GSI).",
                 labels=space,
             ),
+            "buffered": GaugeMetricFamily(
+                f"{p}_gsi_buffered_write_units",
+                "A GSI's index writes taken but not yet applied (its write buffer's content).",
+                labels=[*space, "reason"],
+            ),
+            "buffer": GaugeMetricFamily(
+                f"{p}_gsi_buffer_write_units",
+                "What a GSI's write buffer holds at most before it pushes back on its table.",
+                labels=space,
+            ),
+            "full_in": GaugeMetricFamily(
+                f"{p}_gsi_buffer_full_in_seconds",
+                "Seconds until a GSI's write buffer is full at the last minute's rate "
+                "(only while it fills faster than a split for heat would help).",
+                labels=space,
+            ),
             "splits": CounterMetricFamily(
                 f"{p}_splits", "Partitions added by capacity growth or heat.", labels=space
             ),
@@ -113,6 +129,12 @@ class ModelCollector(Collector):
             families["partitions"].add_metric(labels, len(stats.partitions))
             families["splits"].add_metric(labels, stats.splits)
             families["size"].add_metric(labels, stats.size_bytes)
+            if stats.buffer_write_units:
+                reason = [*labels, stats.buffer_reason]
+                families["buffered"].add_metric(reason, stats.buffered_write_units)
+                families["buffer"].add_metric(labels, stats.buffer_write_units)
+                if stats.buffer_full_in_s is not None:
+                    families["full_in"].add_metric(labels, stats.buffer_full_in_s)
             for partition in stats.partitions:
                 # The first hash of its range names a partition: stable while others split.
                 at = [*labels, f"{partition.start:016x}"]
@@ -133,6 +155,31 @@ class ModelCollector(Collector):
         scale = GaugeMetricFamily(f"{p}_scale", "Factor applied to every AWS capacity figure.")
         scale.add_metric([], model.scale)
         yield scale
+
+
+def buffers(exposition: str) -> list[dict[str, Any]]:
+    """Each GSI's write buffer, from the emulator's ``GET /metrics`` text: what it holds, at
+    most, the reason it refuses with once full, and the seconds until it is full (None where
+    it is not filling), as the partition model reports them (`ThroughputStats`)."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for family in text_string_to_metric_families(exposition):
+        for sample in family.samples:
+            name = sample.name
+            if not name.startswith(f"{_METRIC}_gsi_buffer"):
+                continue
+            where = (sample.labels["table"], sample.labels["index"])
+            row = found.setdefault(
+                where,
+                {"table": where[0], "index": where[1], "full_in_s": None, "reason": None},
+            )
+            if name == f"{_METRIC}_gsi_buffered_write_units":
+                row["buffered_write_units"] = sample.value
+                row["reason"] = sample.labels.get("reason")
+            elif name == f"{_METRIC}_gsi_buffer_write_units":
+                row["buffer_write_units"] = sample.value
+            elif name == f"{_METRIC}_gsi_buffer_full_in_seconds":
+                row["full_in_s"] = sample.value
+    return list(found.values())
 
 
 def answered(exposition: str) -> dict[str, int]:

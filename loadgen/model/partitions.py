@@ -64,6 +64,8 @@ __all__ = [
     "PartitionStats",
     "Throttle",
     "ThroughputStats",
+    "buffer_fills_in",
+    "falls_behind",
     "partitions_for",
 ]
 
@@ -118,6 +120,10 @@ creation (a model choice: AWS publishes no figure). 80 s serves the workshop's 5
 # spread across three nodes").
 EVENTUAL_READ_FACTOR = 1.5
 """A partition serves this multiple of its read ceiling in eventually consistent reads."""
+LAUNCH_HOUR_S = 3600.0
+"""A launch's busiest hour: a GSI whose write buffer would fill within it, at the rate it
+filled over a run or a check, pushes back on its table at launch (a model choice: a check's
+ten minutes or a run's seconds are shorter than the minutes a buffer takes)."""
 HEAT_FRACTION = 0.8
 """Share of its ceiling a partition must use in a second to count as hot (a model choice)."""
 SAMPLE_SIZE = 32
@@ -188,6 +194,13 @@ class ThroughputStats:
     its most indebted partition's debt, whichever is more); 0 for a table."""
     buffer_write_units: float = 0.0
     """What its buffer holds at most (`GSI_WRITE_BUFFER_UNITS`, scaled); 0 for a table."""
+    buffer_reason: str = ""
+    """The ThrottlingReason its buffer refuses with once full: its most indebted partition's
+    ceiling (``IndexWriteKeyRangeThroughputExceeded``) or its own capacity; "" for a table."""
+    buffer_full_in_s: float | None = None
+    """Seconds until its buffer is full at the rate it filled over the last minute (0: full);
+    None where it is not filling, or where a split for heat of the partition behind comes
+    first (its hot keys are several)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +335,7 @@ class _Keyspace:
         # In bulk: (second, share of its writes its fullest partition let in, the throttle).
         self.pressure: tuple[int, float, Throttle | None] = (-1, 1.0, None)
         self.collections = not schema.local_indexes  # an LSI keeps a collection together
+        self.levels: deque[tuple[int, float]] = deque(maxlen=61)  # (second, buffered) a minute
         self.configure(schema)
         # One second of capacity, and a new provisioned table's starting burst.
         start = 1.0 if self.on_demand else 1.0 + model.new_table_burst_s
@@ -456,6 +470,27 @@ def partitions_for(
     by_units = read_units / PARTITION_READ_UNITS + write_units / PARTITION_WRITE_UNITS
     by_size = math.ceil(size_bytes / partition_bytes - 1e-9)
     return max(1, min(MAX_PARTITIONS, max(math.ceil(by_units - 1e-9), by_size)))
+
+
+def buffer_fills_in(buffered: float, buffer: float, seconds: float) -> float | None:
+    """Seconds until a GSI's write buffer is full, at the rate it filled over ``seconds``:
+    0 when full, None when it holds nothing (or has no buffer).
+
+    >>> buffer_fills_in(900.0, 1800.0, 60.0)  # half full after a minute
+    60.0
+    """
+    if buffer <= 0 or buffered <= _TOKEN_FLOOR or seconds <= 0:
+        return None
+    if buffered >= buffer - _TOKEN_FLOOR:
+        return 0.0
+    return (buffer - buffered) * seconds / buffered
+
+
+def falls_behind(full_in_s: float | None) -> bool:
+    """Whether a GSI whose buffer is full in ``full_in_s`` seconds at the rate it filled over
+    the last minute (`ThroughputStats.buffer_full_in_s`) pushes back on its table at launch:
+    within `LAUNCH_HOUR_S`."""
+    return full_in_s is not None and full_in_s <= LAUNCH_HOUR_S
 
 
 def _spread(sorts: Iterable[object]) -> bool:
@@ -863,13 +898,12 @@ class PartitionModel:
                 continue  # an LSI, reported with its table
             space.refill(now)
             burst = [max(0.0, space.tokens[kind] - space.rate[kind]) for kind in (_READ, _WRITE)]
-            buffered = 0.0
+            buffered, buffer_reason, full_in = 0.0, "", None
             if space.buffer:
-                slot = 0 if self.additive else _WRITE
-                for part in space.parts:
-                    self._refill(part, now)
-                debts = [-space.tokens[_WRITE], *(-p.tokens[slot] for p in space.parts)]
-                buffered = max(0.0, *debts)
+                buffered, part = self._buffered(space, now)
+                limit: Limit = "KeyRangeThroughputExceeded" if part else space.limit[_WRITE]
+                buffer_reason = space.throttle(_WRITE, limit, buffer=True).reason
+                full_in = self._full_in(space, now, buffered, part)
             parts = tuple(
                 PartitionStats(
                     start=p.start,
@@ -902,9 +936,46 @@ class PartitionModel:
                     write_cause=cause_of(space.limit[_WRITE], by_partition=False),
                     buffered_write_units=buffered,
                     buffer_write_units=space.buffer,
+                    buffer_reason=buffer_reason,
+                    buffer_full_in_s=full_in,
                 )
             )
         return stats
+
+    def _buffered(self, space: _Keyspace, now: int) -> tuple[float, _Partition | None]:
+        """A GSI's buffer content: its bucket's debt, or its most indebted partition's where
+        that is more (and that partition)."""
+        slot = 0 if self.additive else _WRITE
+        for part in space.parts:
+            self._refill(part, now)
+        worst = min(space.parts, key=lambda p: p.tokens[slot])
+        behind = -worst.tokens[slot]
+        if behind > -space.tokens[_WRITE] and behind > 0:
+            return behind, worst
+        return max(0.0, -space.tokens[_WRITE]), None
+
+    def _full_in(
+        self, space: _Keyspace, now: int, buffered: float, part: _Partition | None
+    ) -> float | None:
+        """Seconds until a GSI's buffer is full at the last minute's rate (`buffer_fills_in`),
+        None where a split for heat of the partition behind comes first."""
+        if buffered >= space.buffer - _TOKEN_FLOOR:
+            return 0.0
+        then = next(((s, level) for s, level in space.levels if s >= now - 60), None)
+        if then is None or then[0] >= now or buffered <= then[1]:
+            return None  # not filling
+        per_second = (buffered - then[1]) / (now - then[0])
+        fills = (space.buffer - buffered) / per_second
+        # The partition behind splits first where its hot keys are several: it catches up.
+        late = part is not None and fills > self.split_after - part.hot
+        return None if late and part is not None and self._splittable(space, part) else fills
+
+    def _splittable(self, space: _Keyspace, part: _Partition) -> bool:
+        """Whether a split for heat would spread a partition's load: several hot keys."""
+        hashes = {h for _, h, _ in part.sample}
+        if not hashes and space.sampler is not None:
+            hashes = set(space.sampler(part.start, part.end))
+        return len(hashes) > 1
 
     def _space(self, charge: Charge, now: int) -> _Keyspace:
         space = self._spaces.get((charge.table, charge.index))
@@ -988,6 +1059,8 @@ class PartitionModel:
                 hot_parts.append(part)
         for part in hot_parts:
             self._split_for_heat(space, part)
+        if space.buffer:
+            space.levels.append((second, self._buffered(space, second)[0]))
         if space.on_demand:
             self._grow_on_demand(space, closed, second)
         elif space.scalers[0] is not None or space.scalers[1] is not None:

@@ -47,6 +47,7 @@ from loadgen.model.partitions import (
     PARTITION_READ_UNITS,
     PARTITION_WRITE_UNITS,
     ThroughputStats,
+    falls_behind,
     partitions_for,
 )
 from loadgen.model.throttling import throttle
@@ -135,8 +136,9 @@ def report_of(result: SimulationResult) -> CheckReport:
         )
         for (scope, key), by_kind in keys.items()
     ]
-    _judge(result, patterns)
-    limits = _limits(result, patterns, loads, asked)
+    behind = _behind(result)
+    _judge(result, patterns, behind)
+    limits = _limits(result, patterns, loads, asked, behind)
     for pattern in patterns:
         if pattern.verdict == FAIL:
             pattern.reason = _reason(pattern, limits)
@@ -176,8 +178,28 @@ def _contention(result: SimulationResult) -> list[str]:
     return notes
 
 
-def _judge(result: SimulationResult, patterns: list[PatternCheck]) -> None:
-    """Each pattern's throttled share at launch, its throttles by limit, and its verdict."""
+def _behind(
+    result: SimulationResult,
+) -> dict[tuple[str, str | None], tuple[float, ThroughputStats]]:
+    """The GSIs whose write buffer fills within a launch's hour at the rate it filled over
+    the launch (`falls_behind`): seconds until full, and the index as the launch ended."""
+    behind: dict[tuple[str, str | None], tuple[float, ThroughputStats]] = {}
+    for stats in result.final:
+        fills = stats.buffer_full_in_s
+        if stats.index is not None and fills is not None and falls_behind(fills):
+            # From the launch's start, as the check's words say it.
+            behind[(stats.table, stats.index)] = (result.profile.duration_s + fills, stats)
+    return behind
+
+
+def _judge(
+    result: SimulationResult,
+    patterns: list[PatternCheck],
+    behind: dict[tuple[str, str | None], tuple[float, ThroughputStats]],
+) -> None:
+    """Each pattern's throttled share at launch, its throttles by limit, and its verdict: a
+    pattern that writes a table whose GSI falls behind fails too, as the index's buffer will
+    refuse every write to the table once full."""
     for pattern in patterns:
         rows = result.patterns[pattern.id]
         offered = math.fsum(row.offered for row in rows)
@@ -198,6 +220,19 @@ def _judge(result: SimulationResult, patterns: list[PatternCheck]) -> None:
         )
         over = pattern.throttled_share > FAILING_SHARE or (new and failed / new > FAILING_SHARE)
         pattern.verdict = FAIL if over else PASS
+        writes = _writes(result, pattern.id)
+        for (table, index), (_, stats) in behind.items():
+            if table not in writes or pattern.verdict == FAIL:
+                continue
+            pattern.verdict = FAIL
+            said = PatternThrottle(table, index, "write", "buffer", stats.buffer_reason, 0.0)
+            pattern.throttles = (said, *pattern.throttles)
+
+
+def _writes(result: SimulationResult, pattern: str) -> set[str]:
+    """The tables a pattern writes."""
+    demand = next(d for d in result.demands if d.id == pattern)
+    return {lane.table for lane in demand.lanes if lane.kind == "write" and lane.index is None}
 
 
 def _stats(stats: Iterable[ThroughputStats]) -> dict[tuple[str, str | None], ThroughputStats]:
@@ -209,6 +244,7 @@ def _limits(
     patterns: list[PatternCheck],
     loads: list[KeyLoad],
     asked: dict[tuple[str, str | None, str], float],
+    behind: dict[tuple[str, str | None], tuple[float, ThroughputStats]],
 ) -> list[LimitCheck]:
     """A partition's ceiling and the keyspace's own limit, for every table's and index's
     reads and writes asked at launch; and any other limit the model refused by."""
@@ -226,6 +262,9 @@ def _limits(
         own = stats.read_cause if kind == "read" else stats.write_cause
         wanted += [(table, index, kind, "partition"), (table, index, kind, own)]
     wanted += [slot for slot in records if slot not in wanted]
+    wanted += [
+        (t, i, "write", "buffer") for t, i in behind if (t, i, "write", "buffer") not in wanted
+    ]
     limits = []
     for table, index, kind, cause in wanted:
         record = records.get((table, index, kind, cause))
@@ -239,7 +278,19 @@ def _limits(
         key_units = 0.0 if hottest is None else (hottest.read if kind == "read" else hottest.write)
         if not key_units:
             hottest = None  # no key repeats: each request's is new (ids, times)
-        if cause == "partition":
+        fills_in = None
+        if cause == "buffer":
+            # What the index applies of what is asked: a partition's ceiling (a hot index
+            # key) or its own capacity, as its buffer's reason says.
+            end = final[(table, index)]
+            fills_in = behind[(table, index)][0] if (table, index) in behind else 0.0
+            if "KeyRange" in (record.throttle.reason if record else end.buffer_reason):
+                serves = _CEILINGS[kind]
+                demand = max(key_units, record.asked if record is not None else 0.0)
+            else:
+                serves = end.write_capacity
+                demand = asked.get((table, index, kind), 0.0)
+        elif cause == "partition":
             serves = _CEILINGS[kind]
             # With no key known, the keyspace's demand spread evenly over its partitions.
             spread = asked.get((table, index, kind), 0.0) / max(1, len(stats.partitions))
@@ -257,7 +308,10 @@ def _limits(
                 for t in pattern.throttles
                 if (t.table, t.index, t.kind, t.cause) == (table, index, kind, cause)
             )
-            if share > FAILING_SHARE:
+            late = cause == "buffer" and any(
+                (t.table, t.index, t.cause) == (table, index, cause) for t in pattern.throttles
+            )
+            if share > FAILING_SHARE or late:
                 failing.append(pattern.id)
                 if index is not None and pattern.index != index and kind == "write":
                     pushed.append(pattern.id)
@@ -273,10 +327,11 @@ def _limits(
                 record.refused_units / total if record is not None and total else 0.0,
                 _reason_of(result, table, index, kind, cause, record),
                 FAIL if failing else PASS,
-                None if hottest is None or cause != "partition" else hottest.key,
-                key_units if cause == "partition" else 0.0,
+                None if hottest is None or cause not in ("partition", "buffer") else hottest.key,
+                key_units if cause in ("partition", "buffer") else 0.0,
                 tuple(failing),
                 tuple(pushed),
+                fills_in,
             )
         )
     # Table by table as the file lists them, each index after its table; writes first.
@@ -316,6 +371,9 @@ def _reason_of(
         "provisioned": "ProvisionedThroughputExceeded",
         "account": "AccountLimitExceeded",
         "maximum": "MaxOnDemandThroughputExceeded",
+        "buffer": "ProvisionedThroughputExceeded"
+        if not schema.on_demand
+        else "KeyRangeThroughputExceeded",
     }[cause]
     said = throttle(
         table=table,

@@ -28,12 +28,14 @@ fails CI (that is `loadgen.verdict.checks`).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from loadgen.model.partitions import (
     ON_DEMAND_TABLE_QUOTA_UNITS,
     ON_DEMAND_WARM_READ_UNITS,
     ON_DEMAND_WARM_WRITE_UNITS,
+    falls_behind,
 )
 from loadgen.refusals import CAUSES, CONTENTION_RATE, NOT_REPORTED
 from loadgen.verdict import analysis
@@ -89,6 +91,77 @@ def _back_pressure(group: ThrottleGroup) -> str:
         f" The index refused the table's writes (back-pressure): the writes of {names} to "
         f"{group.scope.table} were throttled for the index, not for the table."
     )
+
+
+def _buffer(
+    results: dict[str, Any],
+    scope: Scope,
+    reasons: list[str],
+    want: Demand | None,
+    attempts: float,
+    patterns: Iterable[str],
+    said: str,
+) -> Finding:
+    """A GSI's write buffer: full (the throttles say so) or filling within a launch's hour
+    (``results["gsi_buffers"]``); what keeps the index up with its table's writes."""
+    figure = _figure(want.units_per_s) if want is not None else 0
+    need = f"{figure:,}" if figure else "the launch's peak"
+    explained = (
+        f"{said} DynamoDB takes an index's writes into a buffer and applies them at the "
+        f"index's own capacity; only an index that stays behind for minutes fills it, and then "
+        f"every write to {scope.table} is refused until it drains, whether or not its item "
+        f"goes to the index.{_asks(want, 'write')}"
+    )
+    if any("Provisioned" in reason for reason in reasons):
+        remedy = (
+            f"Provision the index's write capacity at its share of the table's writes: "
+            f"{_provision(figure)} write capacity units, or auto scaling with at least that."
+        )
+        guide = GUIDES["gsi-throttling"]
+    else:
+        # KeyRange: one partition of the index behind, or an on-demand index short of its
+        # capacity; DynamoDB's reason is the same for both.
+        remedy = (
+            f"Where one key of {_what(scope)} takes over 1,000 write units/s, write-shard the "
+            f"index's partition key (a suffix over N values, reads fanned out over them): "
+            f"capacity does not help one key. Otherwise raise the index's WarmThroughput "
+            f"WriteUnitsPerSecond to {need} before the launch."
+        )
+        guide = GUIDES["gsi-sharding"]
+    return Finding(
+        "gsi-buffer",
+        scope.name,
+        (),
+        f"The write buffer of {_what(scope)}: it falls behind its table's writes",
+        explained,
+        remedy,
+        guide,
+        attempts,
+        "buffer",
+        tuple(patterns),
+    )
+
+
+def _behind(results: dict[str, Any], throttled: set[tuple[Scope, str]]) -> list[Finding]:
+    """The GSIs whose buffer fills within a launch's hour at the run's rate, not yet full."""
+    found = []
+    for buffer in results.get("gsi_buffers") or ():
+        if not falls_behind(buffer.get("full_in_s")):
+            continue
+        scope = Scope(buffer["table"], buffer["index"])
+        if (scope, "write") in throttled:
+            continue
+        patterns = [v["id"] for v in results.get("verdicts") or () if v.get("behind") == scope.name]
+        reason = buffer.get("reason") or NOT_REPORTED
+        said = (
+            f"Nothing refused yet, but the index's write buffer holds "
+            f"{float(buffer.get('buffered_write_units') or 0):,.0f} of "
+            f"{float(buffer.get('buffer_write_units') or 0):,.0f} units and fills in about "
+            f"{float(buffer['full_in_s']) / 60:,.0f} min at this run's rate ({reason} once full)."
+        )
+        want = demand(results, scope, "write")
+        found.append(_buffer(results, scope, [reason], want, 0.0, patterns, said))
+    return found
 
 
 def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None) -> Finding:
@@ -149,6 +222,10 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             group.attempts,
             cause,
             tuple(group.patterns),
+        )
+    if cause == "buffer":
+        return _buffer(
+            results, scope, sorted(group.reasons), want, group.attempts, group.patterns, said
         )
     if cause == "provisioned":
         have = table.get(f"{side}_capacity")
@@ -384,6 +461,7 @@ def diagnose(
             if risk is not None:
                 findings.append(risk)
                 break
+    findings += _behind(results, throttled)
     findings += _contention(results)
     findings.sort(key=lambda f: -f.severity)
     if not findings:

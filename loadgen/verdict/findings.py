@@ -17,6 +17,7 @@ _DEV = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
 GUIDES = {
     "write-sharding": _DEV + "bp-partition-key-sharding.html",
     "gsi-sharding": _DEV + "bp-indexes-gsi-sharding.html",
+    "gsi-throttling": _DEV + "gsi-throttling.html",
     "time-series": _DEV + "bp-time-series.html",
     "uniform-load": _DEV + "bp-partition-key-uniform-load.html",
     "caching": _DEV + "DAX.html",
@@ -50,7 +51,8 @@ class Finding:
     kind: str
     """``hot-key``, ``hot-gsi-key``, ``hot-range``, ``moving-hot-spot`` (a partition's
     ceiling); ``table-capacity`` (an on-demand table or index short of its demand),
-    ``provisioned-capacity``, ``account-quota``, ``on-demand-maximum``; ``engine-refusals``
+    ``provisioned-capacity``, ``account-quota``, ``on-demand-maximum``; ``gsi-buffer`` (a
+    GSI's write buffer full or filling: back-pressure on its table); ``engine-refusals``
     (refused with no reason given); ``rejected`` (refused before any work),
     ``condition-failed``, ``transaction-conflict``, ``transaction-contention``; ``even``."""
     scope: str

@@ -30,6 +30,7 @@ import html
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from loadgen.model.partitions import falls_behind
 from loadgen.refusals import CAUSES, NOT_REPORTED
 
 __all__ = [
@@ -72,6 +73,7 @@ MIN_ARRIVALS = 20
 arrivals, 90% says nothing of the load."""
 
 _READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
+_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
 # The need's percentile, the row field that answers it, and how it is named: a percentile
 # the results do not hold is read at the next one up, which can only overstate the latency.
 _PERCENTILE_FIELDS = ((50.0, "p50_ms", "p50"), (95.0, "p95_ms", "p95"), (99.0, "p99_ms", "p99"))
@@ -113,6 +115,9 @@ class PatternVerdict:
     hot_key_index: str | None
     """The index the hottest key is on; None for the table."""
     throttled_by: str = ""
+    behind: str | None = None
+    """A GSI of the pattern's table whose write buffer fills within a launch's hour at the
+    run's rate (``table/index``): once full it refuses every write to the table."""
     """What refused the most of its throttled attempts, in words (a partition's ceiling on
     a key, a table's on-demand capacity, ..., or "reason not reported")."""
     found_share: float | None = None
@@ -197,10 +202,32 @@ def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
     scale = _scale(results)
     starting = design.get("starting_data") or {}
     judged = is_aws(results)
+    behind = [b for b in results.get("gsi_buffers") or () if falls_behind(b.get("full_in_s"))]
     return [
-        _verdict(pattern, rows.get(pattern["id"]), offered, load, scale, starting, judged)
+        _behind(
+            _verdict(pattern, rows.get(pattern["id"]), offered, load, scale, starting, judged),
+            behind,
+        )
         for pattern in design.get("patterns") or ()
     ]
+
+
+def _behind(verdict: PatternVerdict, behind: list[dict[str, Any]]) -> PatternVerdict:
+    """A write pattern whose table has a GSI falling behind fails: once the index's buffer is
+    full, DynamoDB refuses every write to the table until it drains."""
+    if verdict.operation not in _WRITES or verdict.status == FAIL:
+        return verdict
+    for buffer in behind:
+        if buffer["table"] != verdict.table:
+            continue
+        scope = f"{buffer['table']}/{buffer['index']}"
+        said = (
+            f"index {scope}'s write buffer is filling ({buffer.get('reason') or NOT_REPORTED}): "
+            f"full in about {float(buffer['full_in_s']) / 60:,.0f} min at this run's rate, "
+            f"then every write to {buffer['table']} is refused until it drains"
+        )
+        return replace(verdict, status=FAIL, reasons=(*verdict.reasons, said), behind=scope)
+    return verdict
 
 
 def is_aws(results: dict[str, Any]) -> bool:
