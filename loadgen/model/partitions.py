@@ -62,6 +62,7 @@ __all__ = [
     "BulkAdmission",
     "PartitionModel",
     "PartitionStats",
+    "SPLIT_AFTER_S",
     "Throttle",
     "ThroughputStats",
     "buffer_fills_in",
@@ -124,6 +125,11 @@ LAUNCH_HOUR_S = 3600.0
 """A launch's busiest hour: a GSI whose write buffer would fill within it, at the rate it
 filled over a run or a check, pushes back on its table at launch (a model choice: a check's
 ten minutes or a run's seconds are shorter than the minutes a buffer takes)."""
+# andrestone/dynamodb-load-test (MAIN_BLOG.md, 2020): reads of one partition key at its
+# plateau split "around 8 minutes" later; the DynamoDB paper (USENIX ATC 2022, 4.4): splits
+# complete "in the order of minutes".
+SPLIT_AFTER_S = 480.0
+"""Seconds of sustained heat after which a partition splits for heat, as measured."""
 HEAT_FRACTION = 0.8
 """Share of its ceiling a partition must use in a second to count as hot (a model choice)."""
 SAMPLE_SIZE = 32
@@ -549,7 +555,7 @@ class PartitionModel:
         clock: Callable[[], float] = time.monotonic,
         seed: int = 0,
         additive: bool = False,
-        split_after: float = 300.0,
+        split_after: float = SPLIT_AFTER_S,
         region: str = "us-east-1",
         account: str = "000000000000",
         partition_bytes: float | None = None,
@@ -570,7 +576,7 @@ class PartitionModel:
         """Reads and writes share one partition budget (reads/3000 + writes/1000 <= 1 a second)
         instead of two independent ones."""
         self.split_after = float(split_after)
-        """Seconds of sustained heat before a partition splits (a public test saw about 8 min)."""
+        """Seconds of sustained heat before a partition splits (`SPLIT_AFTER_S`)."""
         self.region, self.account = region, account
         if not (isinstance(growth_window_s, int | float) and growth_window_s >= 0):
             raise ConfigError(f"growth window must be >= 0 seconds, got {growth_window_s!r}")

@@ -164,6 +164,9 @@ class Lane:
     so its share throttled there is a floor); where a hot partition splits is still sampled
     by `units`."""
 
+    eventual: bool = False
+    """Eventually consistent reads (`loadgen.model.partitions.EVENTUAL_READ_FACTOR`)."""
+
     def units_after(self, updates: np.ndarray) -> np.ndarray:
         """Units of one touch of keys that have taken ``updates`` updates each (`growth`):
         `units` where the lane's items do not grow."""
@@ -478,6 +481,7 @@ def pattern_demands(
                 multiplicity,
                 recorded,
                 growth if slot == (pattern.table, None, "write") else (),
+                charge.eventual,
             )
         time_names = tuple(
             sorted(

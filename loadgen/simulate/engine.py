@@ -39,6 +39,7 @@ from loadgen.design.loader import Design
 from loadgen.errors import ConfigError
 from loadgen.model.hashing import HASH_SPACE
 from loadgen.model.partitions import (
+    SPLIT_AFTER_S,
     AutoScaling,
     BulkAdmission,
     PartitionModel,
@@ -121,7 +122,7 @@ class Settings:
     the top of that hour then (a run's results file: ``design.clock.start``). None: ``start``."""
     clients: int = 1
     """SDK clients sending the traffic: each holds a retry quota of 500 tokens."""
-    split_after_s: float = 300.0
+    split_after_s: float = SPLIT_AFTER_S
     buckets: int = 256
     fluctuate: bool = True
     """Draw each second's executions per pattern and touches per partition at random, as
@@ -564,9 +565,11 @@ def simulate(
         refusal: dict[tuple[str, str | None, str], np.ndarray] = {}
         by_ceiling: dict[tuple[str, str | None, str], np.ndarray] = {}
         refusing: dict[tuple[str, str | None, str], tuple[BulkAdmission, np.ndarray]] = {}
-        for key, scope in scopes.items():
+        # A GSI's writes first: its buffer's room this second decides its table's writes.
+        for key, scope in sorted(scopes.items(), key=lambda item: item[0][1] is None):
             units = np.zeros(len(scope.starts))
             touches = np.zeros(len(scope.starts))
+            eventual = np.zeros(len(scope.starts))
             for number, _, _ in scope.lanes:
                 shares = scope.shares[number]
                 fresh[number] = draws.touches(fresh_drawn[lane_list[number][0]], shares)
@@ -578,10 +581,15 @@ def simulate(
                 lane_drawn[number] = drawn
                 touches += drawn
                 units += drawn * unit_of[number]
+                if lane_list[number][1].eventual:
+                    eventual += drawn * unit_of[number]
             sampler = _sampler(scope, offered, lane_list)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                eventual_share = np.where(units > 0, eventual / np.where(units > 0, units, 1), 0)
             bulk = model.admit_bulk(
-                scope.table, scope.index, key[2], units.tolist(), touches.tolist(), sampler=sampler
-            )
+                scope.table, scope.index, key[2], units.tolist(), touches.tolist(),
+                sampler=sampler, eventual=eventual_share.tolist() if eventual.any() else None,
+            )  # fmt: skip
             admitted = np.asarray(bulk.admitted)
             with np.errstate(divide="ignore", invalid="ignore"):
                 phi = np.where(units > 0, admitted / np.where(units > 0, units, 1.0), 1.0)

@@ -44,6 +44,7 @@ from loadgen.design.check import (
 )
 from loadgen.design.loader import Design
 from loadgen.model.partitions import (
+    EVENTUAL_READ_FACTOR,
     PARTITION_READ_UNITS,
     PARTITION_WRITE_UNITS,
     ThroughputStats,
@@ -60,8 +61,8 @@ __all__ = ["LAUNCH_S", "check", "launch_profile", "report_of"]
 
 LAUNCH_S = 600
 """Seconds of launch at the file's rates that ``check`` asks of the model and ``simulate``
-runs by default: ten minutes, so that a hot partition of several keys has split (after 5
-minutes at its ceiling), an item that grows with its updates has grown, and the SDK's retry
+runs by default: ten minutes, so that a hot partition of several keys has split (after 8
+minutes at its ceiling, `SPLIT_AFTER_S`), an item that grows with its updates has grown, and the SDK's retry
 quota has run dry where throttles spend it. On-demand growth (twice a peak 30 minutes old)
 is later: a launch is judged on the capacity a table has when it opens."""
 _CEILINGS = {"read": PARTITION_READ_UNITS, "write": PARTITION_WRITE_UNITS}
@@ -254,6 +255,11 @@ def _limits(
         (r.throttle.table, r.throttle.index, r.throttle.kind, r.throttle.cause): r
         for r in result.limits
     }
+    # The keyspaces read only eventually consistently (every GSI's reads are).
+    lanes = [lane for demand in result.demands for lane in demand.lanes if lane.kind == "read"]
+    eventual = {(lane.table, lane.index) for lane in lanes if lane.eventual} - {
+        (lane.table, lane.index) for lane in lanes if not lane.eventual
+    }
     wanted: list[tuple[str, str | None, str, str]] = []
     for (table, index, kind), units in asked.items():
         if units <= 0:
@@ -292,6 +298,8 @@ def _limits(
                 demand = asked.get((table, index, kind), 0.0)
         elif cause == "partition":
             serves = _CEILINGS[kind]
+            if kind == "read" and (table, index) in eventual:
+                serves *= EVENTUAL_READ_FACTOR  # any of the partition's replicas serves them
             # With no key known, the keyspace's demand spread evenly over its partitions.
             spread = asked.get((table, index, kind), 0.0) / max(1, len(stats.partitions))
             demand = max(key_units or spread, record.asked if record is not None else 0.0)
