@@ -58,11 +58,11 @@ from loadgen.model.schema import TableSchema
 from loadgen.model.throttling import Cause, Limit, Throttle, cause_of, resource_arn, throttle
 
 __all__ = [
+    "SPLIT_AFTER_S",
     "AutoScaling",
     "BulkAdmission",
     "PartitionModel",
     "PartitionStats",
-    "SPLIT_AFTER_S",
     "Throttle",
     "ThroughputStats",
     "buffer_fills_in",

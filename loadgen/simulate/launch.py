@@ -62,9 +62,9 @@ __all__ = ["LAUNCH_S", "check", "launch_profile", "report_of"]
 LAUNCH_S = 600
 """Seconds of launch at the file's rates that ``check`` asks of the model and ``simulate``
 runs by default: ten minutes, so that a hot partition of several keys has split (after 8
-minutes at its ceiling, `SPLIT_AFTER_S`), an item that grows with its updates has grown, and the SDK's retry
-quota has run dry where throttles spend it. On-demand growth (twice a peak 30 minutes old)
-is later: a launch is judged on the capacity a table has when it opens."""
+minutes at its ceiling, `SPLIT_AFTER_S`), an item that grows with its updates has grown, and
+the SDK's retry quota has run dry where throttles spend it. On-demand growth (twice a peak 30
+minutes old) is later: a launch is judged on the capacity a table has when it opens."""
 _CEILINGS = {"read": PARTITION_READ_UNITS, "write": PARTITION_WRITE_UNITS}
 _KINDS = ("read", "write")
 
