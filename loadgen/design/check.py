@@ -149,19 +149,26 @@ class LimitCheck:
         units/s asked of 4,000``; ``a partition's ceiling: K at 1,500 write units/s of 1,000``."""
         owner = f"{'index' if self.index else 'table'} {self.scope}"
         if self.cause == "buffer":
-            behind = (
-                f"{self.key} at {units(self.key_units)} of a partition's {units(self.serves)}"
-                if self.key is not None and "KeyRange" in self.reason
-                else f"{units(self.asked)} asked of {units(self.serves)}"
-            )
+            if "KeyRange" in self.reason:
+                what = f"{self.key} at " if self.key is not None else "a partition at "
+                units_at = self.key_units if self.key is not None else self.asked
+                behind = (
+                    f"behind a partition's ceiling: {what}{units(units_at)} {self.kind} "
+                    f"units/s of {units(self.serves)}"
+                )
+            else:
+                behind = (
+                    f"behind its capacity: {units(self.asked)} {self.kind} units/s asked of "
+                    f"{units(self.serves)}"
+                )
             when = (
                 "full at launch"
                 if not self.fills_in
                 else f"full after about {self.fills_in / 60:,.0f} min at launch"
             )
             return (
-                f"{owner}'s write buffer, {self.kind} units/s {behind}: {when}, then every "
-                f"write to table {self.table} is refused until it drains"
+                f"{owner}'s write buffer, {behind}: {when}, then every write to table "
+                f"{self.table} is refused until it drains"
             )
         if self.cause != "partition":
             return (

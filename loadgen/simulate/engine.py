@@ -44,6 +44,7 @@ from loadgen.model.partitions import (
     BulkAdmission,
     PartitionModel,
     ThroughputStats,
+    falls_behind,
 )
 from loadgen.model.schema import TableSchema
 from loadgen.simulate.causes import Causes, LimitRecord, PatternThrottles
@@ -221,6 +222,22 @@ class SimulationResult:
     """(pattern, lane's place in its demand's lanes) to the lane's keys as the simulation
     began (keys on the run's clock move later)."""
 
+    def buffers(self) -> list[dict[str, Any]]:
+        """Each GSI's write buffer as the simulation ended, as a run's results keep the
+        emulator's (`loadgen.emulator.metrics.buffers`)."""
+        return [
+            {
+                "table": s.table,
+                "index": s.index,
+                "reason": s.buffer_reason,
+                "buffered_write_units": round(s.buffered_write_units, 3),
+                "buffer_write_units": s.buffer_write_units,
+                "full_in_s": None if s.buffer_full_in_s is None else round(s.buffer_full_in_s, 1),
+            }
+            for s in self.final
+            if s.index is not None and s.buffer_write_units
+        ]
+
     def first_failures(self) -> list[Failure]:
         failures = []
         for pattern, minutes in self.patterns.items():
@@ -231,6 +248,25 @@ class SimulationResult:
                     cause = self.causes.get((pattern, row.minute), "")
                     failures.append(Failure(pattern, row.minute, share, reason, cause))
                     break
+        # A GSI falling behind: its buffer will refuse every write to its table once full.
+        failed = {f.pattern for f in failures}
+        last = max(0, math.ceil(self.profile.duration_s / 60) - 1)
+        for buffer in self.buffers():
+            if not falls_behind(buffer["full_in_s"]):
+                continue
+            for demand in self.demands:
+                writes = any(
+                    lane.table == buffer["table"] and lane.index is None and lane.kind == "write"
+                    for lane in demand.lanes
+                )
+                if writes and demand.id not in failed:
+                    failed.add(demand.id)
+                    reason = (
+                        f"index {buffer['table']}/{buffer['index']}'s write buffer fills in "
+                        f"about {buffer['full_in_s'] / 60:,.0f} min ({buffer['reason']}), then "
+                        f"every write to {buffer['table']} is refused"
+                    )
+                    failures.append(Failure(demand.id, last, 0.0, reason, "buffer"))
         return failures
 
 

@@ -333,7 +333,9 @@ def _limits(
                 demand,
                 serves,
                 record.refused_units / total if record is not None and total else 0.0,
-                _reason_of(result, table, index, kind, cause, record),
+                final[(table, index)].buffer_reason
+                if cause == "buffer" and record is None
+                else _reason_of(result, table, index, kind, cause, record),
                 FAIL if failing else PASS,
                 None if hottest is None or cause not in ("partition", "buffer") else hottest.key,
                 key_units if cause in ("partition", "buffer") else 0.0,

@@ -251,6 +251,7 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
         "top_keys": top_keys,
         "heat": result.heat,
         "design": _design_section(result),
+        "gsi_buffers": result.buffers(),
         "simulation": {
             "profile": list(result.profile.lines),
             "attempts": settings.attempts,

@@ -153,13 +153,14 @@ def test_a_throttled_transaction_is_not_retried() -> None:
     # DynamoDB answers a throttled transaction TransactionCanceledException, which the SDK
     # does not retry: every throttled create-order fails at its first attempt, while the
     # status change (an UpdateItem on the same hot index key) is retried.
+    # The status index's buffer fills after about 12 minutes; then its back-pressure refuses.
     design = load_design(design_path("orders"), "hot-status")
-    result = simulate(design, parse_profile(["1500/s for 2m"]), Settings(fluctuate=False))
+    result = simulate(design, parse_profile(["1500/s for 20m"]), Settings(fluctuate=False))
     created = result.patterns["create-order"]
-    assert sum(row.throttled for row in created) > 0.1 * sum(row.new for row in created)
+    assert sum(row.throttled for row in created) > 0.02 * sum(row.new for row in created)
     assert sum(row.offered for row in created) == pytest.approx(sum(row.new for row in created))
     assert sum(row.failed for row in created) == pytest.approx(
         sum(row.throttled for row in created)
     )
     moved = result.patterns["update-status"]
-    assert sum(row.offered for row in moved) > 1.05 * sum(row.new for row in moved)
+    assert sum(row.offered for row in moved) > 1.01 * sum(row.new for row in moved)

@@ -180,7 +180,7 @@ def test_a_limit_per_class_is_one_gate_a_class_in_yaml_and_toml(tmp_path) -> Non
         (
             {"run": {"max_throttled_ratio_by_cause": {"hot-key": 0.01}}},
             "thresholds: run.max_throttled_ratio_by_cause: unknown cause 'hot-key' = 0.01 "
-            "(expected: partition, capacity, provisioned, account, maximum, not reported)",
+            "(expected: partition, capacity, provisioned, account, maximum, buffer, not reported)",
         ),
         (
             {"run": {"max_throttled_ratio_by_cause": {"capacty": 0.01}}},
