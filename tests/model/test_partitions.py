@@ -231,7 +231,7 @@ def test_a_gsi_short_of_write_capacity_buffers_then_pushes_back_on_every_table_w
     # 5 units/s of index capacity and 100 units of buffer: 105 writes the first second.
     admitted = run(model, clock, 4, lambda s: [put(f"k{i}", f"g{i}") for i in range(200)])
     assert admitted == [105, 5, 5, 5]
-    (table, index) = model.snapshot()
+    (_, index) = model.snapshot()
     assert index.consumed_write_units == 120  # taken as written, as CloudWatch shows it
     assert index.buffered_write_units == pytest.approx(100)
     assert index.buffer_write_units == 100
