@@ -25,7 +25,7 @@ def _pinned(name: str) -> str:
 
 
 def test_the_shipped_model_is_the_tested_set_s() -> None:
-    assert api.API_SOURCE == f"botocore {_pinned('botocore')}"
+    assert f"botocore {_pinned('botocore')}" == api.API_SOURCE
 
 
 def test_the_shipped_model_is_botocore_s_file_byte_for_byte() -> None:
