@@ -18,10 +18,11 @@ __all__ = [
 __version__ = "0.1.0"
 
 _PACKAGE = Path(__file__).resolve().parent
-# The workloads' locustfiles, the shipped workloads' design files and the dashboards' source sit
-# at a checkout's top level (workloads/, examples/designs/, dashboards/); pyproject.toml maps
-# them into the wheel beside the modules (loadgen/workloads/, ...). Which layout this is follows
-# from where this very package lies, never from the current directory.
+# The workloads' locustfiles, the shipped workloads' design files, the pipeline recipes and the
+# dashboards' source sit at a checkout's top level (workloads/, examples/designs/, examples/ci/,
+# dashboards/); pyproject.toml maps them into the wheel beside the modules (loadgen/workloads/,
+# ...). Which layout this is follows from where this very package lies, never from the current
+# directory.
 _SHIPPED = _PACKAGE if (_PACKAGE / "workloads").is_dir() else _PACKAGE.parent
 
 

@@ -138,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_prefill(commands)
     _add_simulate(commands)
     _add_engine(commands)
+    _add_ci(commands)
     return parser
 
 
@@ -165,6 +166,12 @@ def _add_simulate(commands: Any) -> None:
 
 def _add_engine(commands: Any) -> None:
     from loadgen.emulator.engine_command import add_parser
+
+    add_parser(commands)
+
+
+def _add_ci(commands: Any) -> None:
+    from loadgen.design.pipeline import add_parser
 
     add_parser(commands)
 
@@ -443,6 +450,8 @@ def _write_json(path: str, data: object) -> None:
     import json
 
     try:
+        # Its folder made as `loadgen run --out` makes it (heat-out/ in the pipeline recipes).
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"--out {path}: {e.strerror or e}") from None
@@ -614,6 +623,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from loadgen.emulator.engine_command import run_engine
 
             return run_engine(args)
+        if args.command == "ci":
+            if extra:
+                raise ConfigError(f"unrecognized arguments: {' '.join(extra)}")
+            from loadgen.design.pipeline import run_ci
+
+            return run_ci(args)
         if args.command == "prefill":
             from loadgen.traffic.prefill import prefill_command
 

@@ -31,6 +31,7 @@ COMMANDS = (
     "gate",
     "report",
     "engine",
+    "ci",
     "emulator",
     "replay",
     "prefill",

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from loadgen.targets import local as targets
 from tests.conftest import need_dynamodb_local
@@ -138,7 +140,9 @@ def test_the_wheel_holds_every_subpackage_and_what_runs_need(dist: Path) -> None
         *(f"loadgen/examples/designs/{p.name}" for p in (ROOT / "examples/designs").iterdir()),
         *(f"loadgen/dashboards/{p.name}" for p in (ROOT / "dashboards").glob("*.*")),
         *(f"loadgen/webui/static/{p.name}" for p in (ROOT / "loadgen/webui/static").iterdir()),
+        *(f"loadgen/examples/ci/{p.name}" for p in (ROOT / "examples/ci").iterdir()),
         "loadgen/design/design.schema.json",
+        "loadgen/model/dynamodb-2012-08-10.json.gz",
         "loadgen/pricing/prices.json",
         "loadgen/py.typed",
     ]
@@ -247,28 +251,42 @@ def test_a_team_runs_gates_and_reports_in_an_empty_folder(
     counter = json.loads((team.folder / "counter.json").read_text())
     assert counter["run"]["workload"] == "counter" and counter["totals"]["requests"] > 0
 
-    # The team's design file (with starting data) and gates, in the team's folder.
-    (team.folder / "design.yaml").write_text(DESIGN.read_text())
-    thresholds = (ROOT / "examples/ci/thresholds.yaml").read_text()
-    (team.folder / "thresholds.yaml").write_text(thresholds)
-    done = team.run("run", "design.yaml", "--duration", "6s", "--starting-limit", "500",
-                    "--engine", "dynamodb-local", "--out", "heat-out/results.json")  # fmt: skip
+    # The team's repository (an empty git repository): `loadgen ci github` writes the recipe
+    # and its thresholds from the package; the team's design file (with starting data) goes
+    # where the recipe reads it; the recipe's steps run here by hand.
+    subprocess.run(["git", "init", "-q", "."], cwd=team.folder, check=True, timeout=60)
+    done = team.run("ci", "github")
+    assert done.returncode == 0, done.stderr
+    workflow = team.folder / ".github/workflows/partition-heat.yml"
+    assert workflow.read_text() == (ROOT / "examples/ci/github-actions.yml").read_text()
+    assert (team.folder / "heat/thresholds.yaml").is_file()
+    (team.folder / "heat/design.yaml").write_text(DESIGN.read_text())
+    steps = _recipe_steps(workflow)
+    assert [step[0] for step in steps] == ["check", "engine", "engine", "run", "gate"]
+    check, run, gate = steps[0], steps[3], steps[4]
+
+    done = team.run(*check)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert json.loads((team.folder / "heat-out/check.json").read_text())["designs"]
+    # The run shortened for a test, on the engine installed above (its own flags win).
+    done = team.run(*run, "--duration", "6s", "--starting-limit", "500",
+                    "--engine", "dynamodb-local")  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     # On the engine installed above, from the user cache.
     assert re.search(r"in front of embedded DynamoDB Local [\d.]+ \(Java", done.stderr)
     results = json.loads((team.folder / "heat-out/results.json").read_text())
     assert results["run"]["engine"] == "dynamodb-local"
-    assert results["design"]["file"] == "design.yaml"
+    assert results["design"]["file"] == "heat/design.yaml"
     assert {p["id"] for p in results["design"]["patterns"]} == PATTERNS
     assert "Starting data: Prefilled" in done.stderr
 
-    done = team.run("gate", "heat-out/results.json", "--thresholds", "thresholds.yaml",
-                    "--junit", "heat-out/gate.xml")  # fmt: skip
+    done = team.run(*gate)
     assert done.returncode in (0, 1), done.stderr
     suite = ET.parse(team.folder / "heat-out/gate.xml").getroot()
     failures = sum(int(s.get("failures", 0)) for s in suite.iter("testsuite"))
     assert len(list(suite.iter("testcase"))) > 0
     assert done.returncode == (1 if failures else 0)
+    assert (team.folder / "heat-out/gate.md").is_file()
 
     done = team.run("report", "heat-out/results.json", "--out", "heat-out/report")
     assert done.returncode == 0, done.stderr
@@ -320,6 +338,20 @@ def test_the_wheel_beside_a_boto3_of_another_minor_still_runs(installed: Install
     beside = json.loads((team.folder / "beside.json").read_text())
     assert beside["totals"]["requests"] > 0 and beside["totals"]["failures"] == 0
     assert _opened_under_the_checkout(team) == []
+
+
+def _recipe_steps(workflow: Path) -> list[list[str]]:
+    """The loadgen commands of a GitHub workflow's run steps, with its env's variables put in,
+    as the runner would run them (without the leading ``loadgen``)."""
+    (job,) = yaml.safe_load(workflow.read_text())["jobs"].values()
+    env = {name: str(value) for name, value in job.get("env", {}).items()}
+    steps = []
+    for step in job["steps"]:
+        for line in step.get("run", "").replace("\\\n", " ").replace("\n", " ; ").split(";"):
+            words = shlex.split(line)
+            if words[:1] == ["loadgen"]:
+                steps.append([env.get(w[1:], w) if w.startswith("$") else w for w in words[1:]])
+    return steps
 
 
 def _version_in(constraints: Path, name: str) -> str:

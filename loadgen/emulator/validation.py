@@ -1,11 +1,13 @@
 """Checking every request as DynamoDB does, before the partition model or a backend sees it.
 
 Two passes, in DynamoDB's order. First the request is read against DynamoDB's API model as
-botocore ships it (`botocore`'s ``dynamodb`` service model): a member of the wrong JSON type
-is a 400 ``SerializationException`` at once; then every constraint of the model is checked
-(required members, enums, lengths, ranges, list and map sizes) and all violations are reported
-together in one 400 ``ValidationException``, worded as DynamoDB words them ("1 validation error
-detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null").
+the project tests it (`loadgen.model.api`: botocore's service model at the tested version,
+shipped in the package, so the rules do not move with the botocore installed): a member of
+the wrong JSON type is a 400 ``SerializationException`` at once; then every constraint of the
+model is checked (required members, enums, lengths, ranges, list and map sizes) and all
+violations are reported together in one 400 ``ValidationException``, worded as DynamoDB words
+them ("1 validation error detected: Value null at 'tableName' failed to satisfy constraint:
+Member must not be null").
 Second, the limits DynamoDB adds to its model: attribute values with exactly one type, numbers
 DynamoDB can store, items up to 400 KB, documents nested at most 32 levels, batches and
 transactions no larger than DynamoDB takes.
@@ -32,10 +34,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from botocore.model import ListShape, MapShape, ServiceModel, Shape, StructureShape
-
 from loadgen.emulator.wire import CORAL, WireError
 from loadgen.errors import ConfigError
+from loadgen.model import api
 from loadgen.model.expressions import request_error
 from loadgen.model.itemsize import item_size
 
@@ -90,21 +91,25 @@ _NESTING_MESSAGE = (
     "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels "
     "beyond supported limit"
 )
+# Members DynamoDB requires but reports missing in words of its own, after the model's checks
+# (DynamoDB Local's words; botocore's model from 1.44 no longer lists these as required, as a
+# table made from a global table's source ARN needs neither).
+_MISSING = {
+    "CreateTableInput": (
+        (
+            "KeySchema",
+            "No defined key schema.  A key schema containing at least a hash key must be "
+            "defined for all tables",
+        ),
+        ("AttributeDefinitions", "No Attribute Schema Defined"),
+    ),
+}
 _WRITE_ITEMS = {"PutItem": "Item"}  # where a request carries a whole item to store
-
-
-@cache
-def _service() -> ServiceModel:
-    from botocore.loaders import Loader
-
-    loader = Loader()
-    return ServiceModel(loader.load_service_model("dynamodb", "service-2"), "dynamodb")
 
 
 @dataclass(eq=False, slots=True)
 class _Node:
-    """One shape of the model, read once into what `_walk` needs (botocore's shapes compute
-    their metadata on every access: ten times slower)."""
+    """One shape of the model, read once into what `_walk` needs."""
 
     name: str
     kind: str
@@ -124,37 +129,40 @@ class _Node:
     """Carries ExpressionAttributeNames (and so expressions to check)."""
 
 
-def _compile(shape: Shape, nodes: dict[str, _Node]) -> _Node:
-    node = nodes.get(shape.name)
+def _compile(name: str, nodes: dict[str, _Node]) -> _Node:
+    node = nodes.get(name)
     if node is not None:  # also ends the recursion of AttributeValue in M and L
         return node
-    metadata = shape.metadata
-    node = _Node(shape.name, shape.type_name, metadata.get("min"), metadata.get("max"))
-    nodes[shape.name] = node
-    enum = metadata.get("enum")
+    spec = api.shape(name)
+    node = _Node(name, spec["type"], spec.get("min"), spec.get("max"))
+    nodes[name] = node
+    enum = spec.get("enum")
     if enum:
         node.enum, node.enum_text = frozenset(enum), ", ".join(enum)
-    if "pattern" in metadata:
-        node.pattern, node.pattern_text = _pattern(metadata["pattern"]), metadata["pattern"]
-    if isinstance(shape, StructureShape):
-        for name, member in shape.members.items():
-            node.members[name] = (_compile(member, nodes), name[:1].lower() + name[1:])
-        node.required = tuple((name, node.members[name][1]) for name in shape.required_members)
-        node.expressions = "ExpressionAttributeNames" in shape.members
-    elif isinstance(shape, ListShape):
-        node.element = _compile(shape.member, nodes)
-    elif isinstance(shape, MapShape):
-        node.key, node.element = _compile(shape.key, nodes), _compile(shape.value, nodes)
+    if "pattern" in spec:
+        node.pattern, node.pattern_text = _pattern(spec["pattern"]), spec["pattern"]
+    if node.kind == "structure":
+        for member, ref in spec.get("members", {}).items():
+            node.members[member] = (_compile(ref["shape"], nodes), member[:1].lower() + member[1:])
+        own = {member for member, _ in _MISSING.get(name, ())}
+        node.required = tuple(
+            (m, node.members[m][1]) for m in spec.get("required", ()) if m not in own
+        )
+        node.expressions = "ExpressionAttributeNames" in node.members
+    elif node.kind == "list":
+        node.element = _compile(spec["member"]["shape"], nodes)
+    elif node.kind == "map":
+        node.key = _compile(spec["key"]["shape"], nodes)
+        node.element = _compile(spec["value"]["shape"], nodes)
     return node
 
 
 @cache
 def _input_node(operation: str) -> _Node | None:
-    try:
-        shape = _service().operation_model(operation).input_shape
-    except Exception:  # botocore's OperationNotFoundError: the caller has checked the name
+    found = api.api_model()["operations"].get(operation)
+    if found is None or "input" not in found:  # the caller has checked the name
         return None
-    return None if shape is None else _compile(shape, _nodes())
+    return _compile(found["input"]["shape"], _nodes())
 
 
 @cache
@@ -174,7 +182,7 @@ def _pattern(expression: str) -> re.Pattern[str] | None:
 def validate(operation: str, payload: Mapping[str, Any], body_bytes: int | None = None) -> None:
     """Raise a `WireError` with DynamoDB's answer if ``payload`` is no valid ``operation``.
 
-    ``operation`` must be one botocore's model knows (`loadgen.emulator.wire.operation_of`).
+    ``operation`` must be one the model knows (`loadgen.emulator.wire.operation_of`).
     ``body_bytes``, the size of the JSON text, spares measuring items that cannot be too large.
     """
     node = _input_node(operation)
@@ -185,6 +193,9 @@ def validate(operation: str, payload: Mapping[str, Any], body_bytes: int | None 
     if errors:
         count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected: "
         raise WireError(400, VALIDATION, count + "; ".join(errors))
+    for member, message in _MISSING.get(node.name, ()):
+        if payload.get(member) is None:
+            raise WireError(400, VALIDATION, message)
     _semantics(operation, payload, body_bytes is None or body_bytes > MAX_ITEM_BYTES)
 
 
@@ -489,11 +500,17 @@ def _number(text: str) -> None:
 
 
 def _semantics(operation: str, payload: Mapping[str, Any], measure: bool) -> None:
-    """Sizes of batches, transactions and items (the model has passed: shapes are right).
+    """Empty names in ``AttributesToGet``; sizes of batches, transactions and items (the model
+    has passed: shapes are right).
 
     An item's size never exceeds its JSON text's, so a body of 400 KB or less (``measure``
     False) holds no item that is too large.
     """
+    specs = payload["RequestItems"].values() if operation == "BatchGetItem" else (payload,)
+    for spec in specs:
+        names = spec.get("AttributesToGet") if isinstance(spec, dict) else None
+        if isinstance(names, list) and "" in names:
+            raise WireError(400, VALIDATION, "Empty attribute name")
     items: list[Mapping[str, Any]] = []
     if operation in _WRITE_ITEMS:
         items.append(payload[_WRITE_ITEMS[operation]])

@@ -98,10 +98,10 @@ def internal_error(message: str = _INTERNAL_MESSAGE) -> dict[str, Any]:
 
 @cache
 def _known_operations() -> frozenset[str]:
-    # botocore's model is the list of operations DynamoDB has, at the pinned version.
-    from botocore.loaders import Loader
+    # The shipped model is the list of operations DynamoDB has, as the project tests it.
+    from loadgen.model.api import operations
 
-    return frozenset(Loader().load_service_model("dynamodb", "service-2")["operations"])
+    return operations()
 
 
 def operation_of(target: str | None) -> str:

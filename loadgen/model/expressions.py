@@ -78,6 +78,9 @@ _MAX_IN_OPERANDS = 100
 MAX_EXPRESSION_LENGTH = 4096
 """Characters of one expression (not bytes: 2,049 two-byte characters are read, and refused
 only for what they say)."""
+_SIZE_TOLD = frozenset({"ConditionExpression", "FilterExpression", "KeyConditionExpression"})
+"""The expressions whose too-long message ends with their size ("; expression size: 4097");
+a ProjectionExpression's and an UpdateExpression's end at the semicolon."""
 MAX_LIST_INDEX = 2**31 - 1
 """Largest list position a document path may name (Java's int)."""
 MAX_PATH_DEPTH = 32
@@ -562,7 +565,8 @@ def _check(kind: str, text: str, names: Collection[str], values: Collection[str]
     overlapping paths, undefined placeholders, then operand by operand (a path nested too deep,
     a function's operands, an IN list's length))."""
     if len(text) > MAX_EXPRESSION_LENGTH:
-        raise _Error("Expression size has exceeded the maximum allowed size;")
+        size = f" expression size: {len(text)}" if kind in _SIZE_TOLD else ""
+        raise _Error("Expression size has exceeded the maximum allowed size;" + size)
     parser = _Parser(kind, text)
     overlapping: list[_Node] = []
     if kind == "UpdateExpression":

