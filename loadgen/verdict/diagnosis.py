@@ -27,7 +27,6 @@ fails CI (that is `loadgen.verdict.checks`).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from loadgen.model.partitions import (
@@ -36,6 +35,7 @@ from loadgen.model.partitions import (
     ON_DEMAND_WARM_WRITE_UNITS,
 )
 from loadgen.refusals import CAUSES, CONTENTION_RATE, NOT_REPORTED
+from loadgen.sizing import UTILISATION, capacity_figure, provisioned_figure
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, Finding
@@ -44,8 +44,6 @@ from loadgen.verdict.throttles import Demand, ThrottleGroup, demand, groups, row
 
 __all__ = ["GUIDES", "Finding", "diagnose"]
 
-UTILISATION = 0.7
-"""Target utilisation provisioned capacity is sized at, as auto scaling's default target."""
 
 _THROTTLE_CODES = frozenset(
     {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
@@ -65,14 +63,9 @@ def _table_row(results: dict[str, Any], scope: Scope) -> dict[str, Any]:
     return {}
 
 
-def _figure(units: float) -> int:
-    """A capacity figure to set: the units, rounded up to the next hundred."""
-    return int(math.ceil(units / 100.0) * 100) if units > 0 else 0
-
-
 def _provision(figure: int) -> str:
     """Provisioned units that carry ``figure`` at auto scaling's target utilisation."""
-    return f"{_figure(figure / UTILISATION):,}" if figure else "the peak's"
+    return f"{provisioned_figure(figure):,}" if figure else "the peak's"
 
 
 def _asks(want: Demand | None, side: str) -> str:
@@ -96,7 +89,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
     scope, side, cause = group.scope, group.side, group.cause
     unit = side.capitalize()
     table = _table_row(results, scope)
-    figure = _figure(want.units_per_s) if want is not None else 0
+    figure = capacity_figure(want.units_per_s) if want is not None else 0
     need = f"{figure:,}" if figure else "the launch's peak"
     said = (
         f"{group.attempts:,.0f} {side} attempts throttled on {scope.name} "
