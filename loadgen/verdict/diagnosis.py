@@ -63,9 +63,9 @@ def _table_row(results: dict[str, Any], scope: Scope) -> dict[str, Any]:
     return {}
 
 
-def _provision(figure: int) -> str:
-    """Provisioned units that carry ``figure`` at auto scaling's target utilisation."""
-    return f"{provisioned_figure(figure):,}" if figure else "the peak's"
+def _provision(want: Demand | None) -> str:
+    """Provisioned units that carry the launch's demand at auto scaling's target utilisation."""
+    return f"{provisioned_figure(want.units_per_s):,}" if want is not None else "the peak's"
 
 
 def _asks(want: Demand | None, side: str) -> str:
@@ -91,6 +91,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
     table = _table_row(results, scope)
     figure = capacity_figure(want.units_per_s) if want is not None else 0
     need = f"{figure:,}" if figure else "the launch's peak"
+    asked = f"{want.units_per_s:,.0f}" if want is not None else "the launch's peak"
     said = (
         f"{group.attempts:,.0f} {side} attempts throttled on {scope.name} "
         f"({', '.join(sorted(group.reasons))}); "
@@ -135,7 +136,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             evidence,
             f"Raise the {'index' if scope.index else 'table'}'s warm throughput before the "
             f"launch: WarmThroughput {unit}UnitsPerSecond {need} (UpdateTable; it only grows), "
-            f"or provision {_provision(figure)} {side} capacity units "
+            f"or provision {_provision(want)} {side} capacity units "
             f"for the launch. Sharding keys does not help: every partition has room, the "
             f"{'index' if scope.index else 'table'} does not.",
             GUIDES["warm-throughput"],
@@ -153,8 +154,8 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             f"The provisioned {side} capacity{has} of {_what(scope)}",
             f"{said} Burst holds at most 300 s of unused capacity.{_asks(want, side)}"
             f"{_back_pressure(group)}",
-            f"Provision {_provision(figure)} {side} capacity units "
-            f"({need} at the {UTILISATION:.0%} utilisation auto scaling targets), or turn on "
+            f"Provision {_provision(want)} {side} capacity units "
+            f"({asked} at the {UTILISATION:.0%} utilisation auto scaling targets), or turn on "
             f"auto scaling with a maximum of at least that, or switch to on-demand.",
             GUIDES["provisioned"],
             group.attempts,
