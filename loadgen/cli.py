@@ -555,7 +555,9 @@ def _after_run(config: RunConfig, run: Any) -> int:
 
         print(file=sys.stdout)
         return run_gate(results, thresholds, prices=config.load_prices())
-    return 0
+    # A design run fails where a pattern fails, as check and simulate do.
+    failing = [v["id"] for v in results.get("verdicts") or () if v.get("status") == "FAIL"]
+    return 1 if failing else 0
 
 
 def _run_every_design(config: RunConfig, run: Any) -> int:

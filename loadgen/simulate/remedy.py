@@ -409,6 +409,13 @@ class _Round:
         if kind == "entity":
             entity = self.change.setdefault("entities", {}).setdefault(name, {})
             entity.setdefault("item", {})[path[1]] = value
+            own = self.data["entities"][name]
+            populate = entity.get("populate") or own.get("populate")
+            table = own.get("table") or self.first
+            keyed = path[1] == self.report.design.schemas[table].partition_key
+            for shard in _FIELD.findall(value)[-1:]:
+                if keyed and isinstance(populate, dict):  # the starting data: every shard's item
+                    entity["populate"] = {**populate, shard[1:-1]: "all"}
             return
         changed = self.change.setdefault("access_patterns", {}).setdefault(name, {})
         pattern = next(p for p in self.data["access_patterns"] if p["id"] == name)

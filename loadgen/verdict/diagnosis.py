@@ -249,7 +249,12 @@ def _refused(results: dict[str, Any]) -> list[Finding]:
         said = "; ".join(
             f"{m['code']}: {m['message']}"
             for m in messages
-            if m["message"] and (m["code"] in _CONDITION_CODES or m["code"].startswith("Trans"))
+            if m["message"]
+            and (
+                m["code"] in _CONDITION_CODES
+                # A transaction a throttle cancelled is a throttle, not a failed condition.
+                or (m["code"].startswith("Trans") and "ConditionalCheckFailed" in m["message"])
+            )
         )
         if failed:
             found.append(
@@ -302,6 +307,8 @@ def _contention(results: dict[str, Any]) -> list[Finding]:
         hot = row.get("hot_key") or {}
         if row_scope(row) is None or not hot.get("key"):
             continue
+        if hot.get("index"):
+            continue  # an index entry is not an item a transaction holds
         seconds = float(results.get("duration_s") or 0)
         made = float(row["requests"]) / seconds / analysis.scale_of(results) if seconds else 0.0
         rate = _asked_rate(results, row) or made
