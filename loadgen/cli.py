@@ -78,6 +78,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write what it prints as JSON (per pattern, key and limit), for pipelines",
     )
+    check.add_argument(
+        "--remedy",
+        metavar="OUT",
+        help="write the file again to OUT with a variant V-remedied for each failing variant "
+        "V (remedied for a file without variants): every remedy the check finds at once "
+        "(warm throughput, provisioned units, on-demand maximums, shards for hot keys), "
+        "checked again until it passes; what it cannot decide is printed and left as comments",
+    )
     _add_prices_flags(check)
     _add_window_flag(check)
     report = commands.add_parser(
@@ -410,7 +418,9 @@ def _check(args: argparse.Namespace) -> int:
     from loadgen.pricing import format_cost, load_prices
     from loadgen.runner import cost_window
     from loadgen.simulate.launch import check
+    from loadgen.simulate.remedy import Remedy, remedy, write_remedies
 
+    remedies: list[Remedy] = []
     prices = load_prices(args.prices, region=args.prices_region)
     window = cost_window(args.window)
     designs = load_designs(args.design_file)
@@ -433,6 +443,11 @@ def _check(args: argparse.Namespace) -> int:
         written.append({**report.to_dict(), "cost": cost})
         if report.failed:
             failed.append(design.name)
+            if args.remedy:
+                found = remedy(design, report=report)
+                print()
+                print("\n".join(found.lines()))
+                remedies.append(found)
     if len(designs) > 1:
         print()
         print(
@@ -443,6 +458,15 @@ def _check(args: argparse.Namespace) -> int:
     if args.out:
         _write_json(args.out, {"file": args.design_file, "designs": written})
         print(f"\nCheck written to {args.out}", file=sys.stderr)
+    if args.remedy:
+        write_remedies(args.design_file, args.remedy, remedies)
+        names = ", ".join(found.name for found in remedies)
+        print(
+            f"\nRemedies written to {args.remedy}: {names}"
+            if remedies
+            else f"\nNothing to remedy: {args.remedy} is the file as it is",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 
@@ -540,7 +564,9 @@ def _after_run(config: RunConfig, run: Any) -> int:
 
         print(file=sys.stdout)
         return run_gate(results, thresholds, prices=config.load_prices())
-    return 0
+    # A design run fails where a pattern fails, as check and simulate do.
+    failing = [v["id"] for v in results.get("verdicts") or () if v.get("status") == "FAIL"]
+    return 1 if failing else 0
 
 
 def _run_every_design(config: RunConfig, run: Any) -> int:

@@ -570,6 +570,14 @@ def run(config: RunConfig) -> dict[str, Any]:
         from loadgen.design.loader import load_design
 
         design = load_design(config.workload, config.design)  # errors before a target starts
+        if config.design is None and len(design.variants) > 1:
+            others = ", ".join(name for name in design.variants if name != design.name)
+            print(
+                f"Design: ran {design.name}, the file's first variant; not run: {others} "
+                "(--design NAME runs one, --design all each in turn)",
+                file=sys.stderr,
+                flush=True,
+            )
         config.design = design.name
         launch_units = _launch_units(design, config)
         if not config.open_model and not config.users_given:

@@ -41,7 +41,15 @@ from loadgen.design.variants import variant_data
 from loadgen.errors import ConfigError
 from loadgen.model.schema import IndexSchema, TableSchema
 
-__all__ = ["DEFAULT_RATE", "Design", "is_design_file", "load_design", "load_designs"]
+__all__ = [
+    "DEFAULT_RATE",
+    "Design",
+    "design_of",
+    "is_design_file",
+    "load_design",
+    "load_designs",
+    "variant_source",
+]
 
 DEFAULT_RATE = 10.0
 """Operations/s of a pattern that names no rate in a file with no default (AWS's data-model
@@ -473,6 +481,29 @@ def load_designs(path: str) -> list[Design]:
                 raise base_error from None
             raise
     return designs
+
+
+def variant_source(design: Design) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The file's data as ``design`` reads it (its variant's changes made, no ``designs``)
+    and the variant's own changes, as the file gives them."""
+    data = read_file(design.path)
+    if design.aws_model:
+        from loadgen.design import awsmodel
+
+        data, _ = awsmodel.to_design(data, design.path)
+    base = _validated(data, design.path)
+    if design.name not in base.designs:
+        return {k: v for k, v in data.items() if k != "designs"}, {}
+    change = base.designs[design.name].model_dump(exclude_none=True)
+    return variant_data(data, design.name, change), change
+
+
+def design_of(design: Design, name: str, data: dict[str, Any]) -> Design:
+    """A variant ``name`` of ``design``'s file whose data (no ``designs``) is ``data``:
+    validated and compiled as a variant the file names is."""
+    names = (*design.variants, name)
+    spec = _validated(data, design.path, f"designs.{name}: ")
+    return _design(design.path, name, names, spec, [], changed=True, aws=design.aws_model)
 
 
 def _design(

@@ -17,7 +17,7 @@ from typing import Any
 
 from loadgen.errors import ConfigError
 
-__all__ = ["variant_data"]
+__all__ = ["compose_changes", "variant_data"]
 
 _NAMED_LISTS = {
     "AttributeDefinitions": "AttributeName",
@@ -107,3 +107,20 @@ def variant_data(data: dict[str, Any], name: str, change: dict[str, Any]) -> dic
         pattern = {**variant["access_patterns"][i], **spec}
         variant["access_patterns"][i] = {k: v for k, v in pattern.items() if v is not None}
     return variant
+
+
+def compose_changes(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """One variant's changes that make ``first`` and then ``then``, by the same rules: tables
+    by name field by field, generators replaced, entities merged, a pattern's fields replaced."""
+    out = copy.deepcopy(first)
+    if then.get("tables"):
+        out["tables"] = _merge_named(out.get("tables") or [], then["tables"], "TableName")
+    for generator, spec in (then.get("generators") or {}).items():
+        out.setdefault("generators", {})[generator] = copy.deepcopy(spec)
+    for entity, spec in (then.get("entities") or {}).items():
+        entities = out.setdefault("entities", {})
+        entities[entity] = _merge(entities.get(entity, {}), spec)
+    for pattern, spec in (then.get("access_patterns") or {}).items():
+        patterns = out.setdefault("access_patterns", {})
+        patterns[pattern] = {**patterns.get(pattern, {}), **copy.deepcopy(spec)}
+    return out

@@ -108,9 +108,18 @@ def format_summary(results: dict[str, Any]) -> str:
         f"{'Operation':<20} {'Name':<28} {'Reqs':>8} {'Req/s':>8} {'p50':>6} {'p95':>6} "
         f"{'p99':>6} {'Errors':>7} {'Throttled':>10} {'Retries':>8}"
     )
+    design = results.get("design") or {}
+    # A design run draws its keys by the file's generators: the workload's distribution and
+    # key count are not what it ran.
+    what = (
+        f"Design {design.get('title') or design.get('file')} ({design.get('name')}), "
+        f"{len(design.get('patterns') or ())} access patterns"
+        if design
+        else f"Workload {run['workload']} ({run['design']}), distribution "
+        f"{run['distribution']} over {run['keys']} keys"
+    )
     lines = [
-        f"Workload {run['workload']} ({run['design']}), distribution {run['distribution']} "
-        f"over {run['keys']} keys, target {run['target']}"
+        f"{what}, target {run['target']}"
         + (f", scale {run['scale']:g}" if run.get("scale") is not None else ""),
         "",
         head,

@@ -140,7 +140,10 @@ def report_of(result: SimulationResult) -> CheckReport:
     behind = _behind(result)
     _judge(result, patterns, behind)
     limits = _limits(result, patterns, loads, asked, behind)
+    failed_by = {p for limit in limits if limit.verdict == FAIL for p in limit.patterns}
     for pattern in patterns:
+        if pattern.id in failed_by:
+            pattern.verdict = FAIL  # a limit refuses it at the launch's rates
         if pattern.verdict == FAIL:
             pattern.reason = _reason(pattern, limits)
     stored = stored_bytes(design, seed=result.settings.seed)
@@ -296,34 +299,53 @@ def _limits(
             else:
                 serves = end.write_capacity
                 demand = asked.get((table, index, kind), 0.0)
+            steady = 0.0  # judged by when the buffer fills, not by what is asked
         elif cause == "partition":
             serves = _CEILINGS[kind]
             if kind == "read" and (table, index) in eventual:
                 serves *= EVENTUAL_READ_FACTOR  # any of the partition's replicas serves them
             # With no key known, the keyspace's demand spread evenly over its partitions.
             spread = asked.get((table, index, kind), 0.0) / max(1, len(stats.partitions))
-            demand = max(key_units or spread, record.asked if record is not None else 0.0)
+            steady = key_units or spread
+            demand = max(steady, record.asked if record is not None else 0.0)
         else:
             if (stats.read_cause if kind == "read" else stats.write_cause) != cause:
                 stats = final[(table, index)]  # a limit it grew into during the launch
             serves = stats.read_capacity if kind == "read" else stats.write_capacity
-            demand = asked.get((table, index, kind), 0.0)
-        failing: list[str] = []
-        pushed: list[str] = []
-        for pattern in patterns:
-            share = sum(
+            demand = steady = asked.get((table, index, kind), 0.0)
+        total = result.asked_units.get((table, index, kind), 0.0)
+        refused = record.refused_units / total if record is not None and total else 0.0
+        shares = {
+            pattern.id: sum(
                 t.share
                 for t in pattern.throttles
                 if (t.table, t.index, t.kind, t.cause) == (table, index, kind, cause)
             )
-            late = cause == "buffer" and any(
-                (t.table, t.index, t.cause) == (table, index, cause) for t in pattern.throttles
+            for pattern in patterns
+        }
+        # A GSI's buffer fails the patterns it will refuse once full (`_judge`).
+        late = [
+            p.id
+            for p in patterns
+            if cause == "buffer"
+            and any((t.table, t.index, t.cause) == (table, index, cause) for t in p.throttles)
+        ]
+        failing = [p.id for p in patterns if shares[p.id] > FAILING_SHARE or p.id in late]
+        # A limit a launch asks more of than it serves refuses, whether or not a limit
+        # upstream refused the patterns first: asked at the launch's full rates, it is what
+        # it will be asked once the others are lifted. A GSI's writes beyond a limit go to
+        # its buffer first: its own row says when that refuses.
+        buffered = index is not None and kind == "write"
+        over = (steady > serves and not buffered) or refused > FAILING_SHARE
+        if over and not failing:
+            failing = [p.id for p in patterns if shares[p.id] > 0] or _loading(
+                patterns, scope, kind, hottest if cause == "partition" else None
             )
-            if share > FAILING_SHARE or late:
-                failing.append(pattern.id)
-                if index is not None and pattern.index != index and kind == "write":
-                    pushed.append(pattern.id)
-        total = result.asked_units.get((table, index, kind), 0.0)
+        pushed = [
+            p.id
+            for p in patterns
+            if p.id in failing and index is not None and p.index != index and kind == "write"
+        ]
         limits.append(
             LimitCheck(
                 table,
@@ -332,7 +354,7 @@ def _limits(
                 cause,
                 demand,
                 serves,
-                record.refused_units / total if record is not None and total else 0.0,
+                refused,
                 final[(table, index)].buffer_reason
                 if cause == "buffer" and record is None
                 else _reason_of(result, table, index, kind, cause, record),
@@ -361,6 +383,17 @@ def _limits(
             limit.cause != "partition",
         ),
     )
+
+
+def _loading(
+    patterns: list[PatternCheck], scope: str, kind: str, hottest: KeyLoad | None
+) -> list[str]:
+    """The patterns that put ``kind`` units on ``scope`` at launch (on its hottest key, for a
+    partition's ceiling): those a limit of it refuses once the limits before it are lifted."""
+    if hottest is not None:
+        return list(hottest.read_patterns if kind == "read" else hottest.write_patterns)
+    side = _KINDS.index(kind)
+    return [p.id for p in patterns if p.scopes.get(scope, [0.0, 0.0])[side] > 0]
 
 
 def _reason_of(
@@ -419,7 +452,22 @@ def _reason(pattern: PatternCheck, limits: list[LimitCheck]) -> str:
             words = f"back-pressure from index {limit.scope}: {words}"
         said.append(words)
     share = f"{pattern.throttled_share * 100:.0f}% of attempts throttled"
-    return f"{'; also '.join(said)} ({share})" if said else share
+    reason = f"{'; also '.join(said)} ({share})" if said else share
+    # Limits the launch asks too much of that refused none of its attempts: those before
+    # them refused first. Each refuses once those are lifted.
+    named = {(t.table, t.index, t.kind, t.cause) for t in pattern.throttles}
+    later = [
+        limit.words()
+        for limit in limits
+        if limit.verdict == FAIL
+        and pattern.id in limit.patterns
+        and (limit.table, limit.index, limit.kind, limit.cause) not in named
+    ]
+    if later and said:
+        reason += "; once those are lifted, " + "; ".join(later)
+    elif later:
+        reason = f"{'; '.join(later)}, once the limits before it are lifted ({share})"
+    return reason
 
 
 def _partitions(

@@ -27,7 +27,6 @@ fails CI (that is `loadgen.verdict.checks`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -38,6 +37,7 @@ from loadgen.model.partitions import (
     falls_behind,
 )
 from loadgen.refusals import CAUSES, CONTENTION_RATE, NOT_REPORTED
+from loadgen.sizing import UTILISATION, capacity_figure, provisioned_figure
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, Finding
@@ -46,8 +46,6 @@ from loadgen.verdict.throttles import Demand, ThrottleGroup, demand, groups, row
 
 __all__ = ["GUIDES", "Finding", "diagnose"]
 
-UTILISATION = 0.7
-"""Target utilisation provisioned capacity is sized at, as auto scaling's default target."""
 
 _THROTTLE_CODES = frozenset(
     {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
@@ -67,14 +65,9 @@ def _table_row(results: dict[str, Any], scope: Scope) -> dict[str, Any]:
     return {}
 
 
-def _figure(units: float) -> int:
-    """A capacity figure to set: the units, rounded up to the next hundred."""
-    return int(math.ceil(units / 100.0) * 100) if units > 0 else 0
-
-
-def _provision(figure: int) -> str:
-    """Provisioned units that carry ``figure`` at auto scaling's target utilisation."""
-    return f"{_figure(figure / UTILISATION):,}" if figure else "the peak's"
+def _provision(want: Demand | None) -> str:
+    """Provisioned units that carry the launch's demand at auto scaling's target utilisation."""
+    return f"{provisioned_figure(want.units_per_s):,}" if want is not None else "the peak's"
 
 
 def _asks(want: Demand | None, side: str) -> str:
@@ -104,7 +97,7 @@ def _buffer(
 ) -> Finding:
     """A GSI's write buffer: full (the throttles say so) or filling within a launch's hour
     (``results["gsi_buffers"]``); what keeps the index up with its table's writes."""
-    figure = _figure(want.units_per_s) if want is not None else 0
+    figure = capacity_figure(want.units_per_s) if want is not None else 0
     need = f"{figure:,}" if figure else "the launch's peak"
     explained = (
         f"{said} DynamoDB takes an index's writes into a buffer and applies them at the "
@@ -115,7 +108,7 @@ def _buffer(
     if any("Provisioned" in reason for reason in reasons):
         remedy = (
             f"Provision the index's write capacity at its share of the table's writes: "
-            f"{_provision(figure)} write capacity units, or auto scaling with at least that."
+            f"{_provision(want)} write capacity units, or auto scaling with at least that."
         )
         guide = GUIDES["gsi-throttling"]
     else:
@@ -169,8 +162,9 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
     scope, side, cause = group.scope, group.side, group.cause
     unit = side.capitalize()
     table = _table_row(results, scope)
-    figure = _figure(want.units_per_s) if want is not None else 0
+    figure = capacity_figure(want.units_per_s) if want is not None else 0
     need = f"{figure:,}" if figure else "the launch's peak"
+    asked = f"{want.units_per_s:,.0f}" if want is not None else "the launch's peak"
     said = (
         f"{group.attempts:,.0f} {side} attempts throttled on {scope.name} "
         f"({', '.join(sorted(group.reasons))}); "
@@ -215,7 +209,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             evidence,
             f"Raise the {'index' if scope.index else 'table'}'s warm throughput before the "
             f"launch: WarmThroughput {unit}UnitsPerSecond {need} (UpdateTable; it only grows), "
-            f"or provision {_provision(figure)} {side} capacity units "
+            f"or provision {_provision(want)} {side} capacity units "
             f"for the launch. Sharding keys does not help: every partition has room, the "
             f"{'index' if scope.index else 'table'} does not.",
             GUIDES["warm-throughput"],
@@ -237,8 +231,8 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             f"The provisioned {side} capacity{has} of {_what(scope)}",
             f"{said} Burst holds at most 300 s of unused capacity.{_asks(want, side)}"
             f"{_back_pressure(group)}",
-            f"Provision {_provision(figure)} {side} capacity units "
-            f"({need} at the {UTILISATION:.0%} utilisation auto scaling targets), or turn on "
+            f"Provision {_provision(want)} {side} capacity units "
+            f"({asked} at the {UTILISATION:.0%} utilisation auto scaling targets), or turn on "
             f"auto scaling with a maximum of at least that, or switch to on-demand.",
             GUIDES["provisioned"],
             group.attempts,
@@ -332,7 +326,12 @@ def _refused(results: dict[str, Any]) -> list[Finding]:
         said = "; ".join(
             f"{m['code']}: {m['message']}"
             for m in messages
-            if m["message"] and (m["code"] in _CONDITION_CODES or m["code"].startswith("Trans"))
+            if m["message"]
+            and (
+                m["code"] in _CONDITION_CODES
+                # A transaction a throttle cancelled is a throttle, not a failed condition.
+                or (m["code"].startswith("Trans") and "ConditionalCheckFailed" in m["message"])
+            )
         )
         if failed:
             found.append(
@@ -385,6 +384,8 @@ def _contention(results: dict[str, Any]) -> list[Finding]:
         hot = row.get("hot_key") or {}
         if row_scope(row) is None or not hot.get("key"):
             continue
+        if hot.get("index"):
+            continue  # an index entry is not an item a transaction holds
         seconds = float(results.get("duration_s") or 0)
         made = float(row["requests"]) / seconds / analysis.scale_of(results) if seconds else 0.0
         rate = _asked_rate(results, row) or made

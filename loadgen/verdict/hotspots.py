@@ -16,11 +16,11 @@ Without throttles, a key that sustains half a partition's ceiling or more is nam
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from loadgen.model.hashing import bucket_of
+from loadgen.sizing import shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, READ_CEILING, RISK, WRITE_CEILING, Finding, ceiling
@@ -223,7 +223,7 @@ def key_finding(
             "partition",
             tuple(patterns),
         )
-    shards = max(2, math.ceil(basis / (RISK * WRITE_CEILING)))
+    shards = shards_for(basis, "write")
     on = "at the launch's demand" if asked else "at the rate measured"
     sizing = (
         f"N = {shards} keeps each shard under half a partition's 1,000 write units/s {on}{higher}."
@@ -268,7 +268,7 @@ def key_finding(
 
 def _read_remedy(key: str, read: float, index: str | None, higher: str) -> str:
     """Read-side remedies for a key read past its partition, sized on read units."""
-    shards = max(2, math.ceil(read / (RISK * READ_CEILING)))
+    shards = shards_for(read, "read")
     copy = "copy" if index is None else "shard"
     sizing = (
         f"N = {shards} keeps each {copy} under half a partition's {READ_CEILING:,.0f} read "

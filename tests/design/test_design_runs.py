@@ -88,7 +88,7 @@ def test_a_shipped_design_file_reaches_its_workloads_verdict(
     python_run = launch_run(workload, design, "moto")
     assert python_run.returncode == 0, python_run.stderr[-2000:]
     file_runs = design_file_runs(workload)
-    assert file_runs.returncode == 0, file_runs.stderr[-2000:]
+    assert file_runs.returncode in (0, 1), file_runs.stderr[-2000:]  # 1: a variant fails
     python_results, file_results = python_run.results(), file_runs.results(design)
     assert file_results["run"]["design"] == design
     assert python_results["run"]["scale"] == file_results["run"]["scale"]
@@ -121,8 +121,10 @@ def test_a_run_on_empty_tables_says_so_and_judges_otherwise(tmp_path: Path) -> N
             "--duration", SECONDS, "--starting-limit", "4000", "--scale", "0.1",
             "--out", str(out), *flags,
         )  # fmt: skip
-        assert done.returncode == 0, done.stderr[-2000:]
-        runs[name] = (json.loads(out.read_text()), done.stdout + done.stderr)
+        results = json.loads(out.read_text())
+        failed = any(v["status"] == "FAIL" for v in results["verdicts"])
+        assert done.returncode == (1 if failed else 0), done.stderr[-2000:]
+        runs[name] = (results, done.stdout + done.stderr)
     full, _ = runs["full"]
     empty, empty_text = runs["empty"]
     assert full["design"]["starting_data"]["empty"] is False

@@ -82,7 +82,7 @@ def test_a_tables_warm_throughput_is_the_one_limit_and_raising_it_passes(tmp_pat
     assert ran(warmed) == checked("capacity", "warmed") == {}
     text = " ".join(done.stdout.split())  # as printed, wrapped to the terminal
     assert "The on-demand capacity of table Tickets" in text
-    assert "WarmThroughput WriteUnitsPerSecond 4,800" in text
+    assert "WarmThroughput WriteUnitsPerSecond 5,800" in text
     assert "Sharding keys does not help" in text
     report = (tmp_path / "report" / "new-table" / "report.html").read_text()
-    assert "WarmThroughput WriteUnitsPerSecond 4,800" in report
+    assert "WarmThroughput WriteUnitsPerSecond 5,800" in report

@@ -189,7 +189,7 @@ def test_an_on_demand_tables_capacity_is_named_with_the_warm_throughput_it_needs
         "4,000 write units/s at once (a new on-demand table's warm throughput)" in finding.evidence
     )
     assert "The launch asks 4,800 write units/s" in finding.evidence
-    assert "WarmThroughput WriteUnitsPerSecond 4,800" in finding.remedy
+    assert "WarmThroughput WriteUnitsPerSecond 5,800" in finding.remedy
     assert "Sharding keys does not help" in finding.remedy
     assert finding.guide == GUIDES["warm-throughput"]
 

@@ -1,0 +1,567 @@
+"""``loadgen check --remedy``: every remedy a design's launch needs, at once, as a variant.
+
+A check names each limit the launch asks too much of (`loadgen.simulate.launch`). Each is
+remedied in the file's own terms, sized by `loadgen.sizing` (the rules the run's diagnosis
+names its figures by):
+
+- an on-demand table's or index's capacity: its ``WarmThroughput`` at the figure asked;
+- provisioned capacity: ``ProvisionedThroughput`` that carries it at 70% utilisation;
+- an on-demand maximum: ``OnDemandThroughput`` at the figure;
+- a partition's ceiling: the hot key's template takes a shard generator (``GAME#{game}`` ->
+  ``GAME#{game}#{PK_shard}``) wherever the key is written, and the reads of it run over
+  every shard (a GetItem becomes a BatchGetItem of the shards, a Query runs per shard); a
+  partition hot with many keys, none near a ceiling: more partitions (its warm throughput or
+  provisioned capacity doubled);
+- the per-table quota: asked of AWS, not in a file.
+
+What a remedy cannot decide for the team (a condition on a count now split over N shards, a
+key the reads would have to find a shard of) is said, not guessed. The remedied design is
+checked again: a limit hidden behind one remedied is remedied in the next round, up to
+`ROUNDS`, so the variant holds every remedy and the report every limit that binds.
+
+    found = remedy(load_design("examples/designs/counter.yaml", "single"))
+    found.name, found.final.failed      # ('single-remedied', False)
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadgen.design.check import FAIL, CheckReport, LimitCheck
+from loadgen.design.loader import Design, design_of, variant_source
+from loadgen.design.variants import compose_changes, variant_data
+from loadgen.model.partitions import (
+    ON_DEMAND_TABLE_QUOTA_UNITS,
+    ON_DEMAND_WARM_READ_UNITS,
+    ON_DEMAND_WARM_WRITE_UNITS,
+)
+from loadgen.simulate.launch import check
+from loadgen.sizing import HEADROOM, RISK, capacity_figure, provisioned_figure, shards_for
+
+__all__ = ["ROUNDS", "Remedy", "remedy", "remedy_name", "write_remedies"]
+
+ROUNDS = 4
+"""Checks of a remedied design, each remedying what the one before found."""
+_CEILINGS = {"read": 3000.0, "write": 1000.0}
+_WARM = {"read": ON_DEMAND_WARM_READ_UNITS, "write": ON_DEMAND_WARM_WRITE_UNITS}
+_SIDE = {"read": "Read", "write": "Write"}
+_READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
+_FIELD = re.compile(r"(\{[^{}]*\})")
+
+
+def remedy_name(design: Design) -> str:
+    """``V-remedied``; ``remedied`` for a file without variants."""
+    return "remedied" if design.name == "default" else f"{design.name}-remedied"
+
+
+@dataclass
+class Remedy:
+    """Every remedy of one variant, and the checks that found them."""
+
+    design: Design
+    name: str
+    change: dict[str, Any] = field(default_factory=dict)
+    """The remedies, as a variant of the checked one changes it."""
+    own: dict[str, Any] = field(default_factory=dict)
+    """The checked variant's own changes (its ``designs`` entry)."""
+    said: dict[tuple[str, ...], str] = field(default_factory=dict)
+    """What each remedy does, one line each, by what it changes (a later round's figure
+    replaces an earlier one's)."""
+    undecided: list[str] = field(default_factory=list)
+    """What the remedies leave to the team."""
+    reports: list[CheckReport] = field(default_factory=list)
+    """The checked variant's, then each remedied round's."""
+    remedied: Design | None = None
+
+    @property
+    def final(self) -> CheckReport:
+        return self.reports[-1]
+
+    def variant(self) -> dict[str, Any]:
+        """The ``designs`` entry that writes it: the checked variant's changes, then these."""
+        out = compose_changes(self.own, self.change)
+        out.pop("description", None)
+        return {"description": f"{self.design.name} with every remedy check found", **out}
+
+    def later(self) -> list[LimitCheck]:
+        """Limits that refuse once those before them are lifted: FAIL in a remedied round on
+        a table, index, side and limit the checked variant did not fail on."""
+        seen = {_slot(limit) for limit in self.reports[0].limits if limit.verdict == FAIL}
+        found = []
+        for report in self.reports[1:]:
+            for limit in report.limits:
+                if limit.verdict == FAIL and _slot(limit) not in seen:
+                    seen.add(_slot(limit))
+                    found.append(limit)
+        return found
+
+    def lines(self) -> list[str]:
+        out = [f"Remedy of {self.design.name}, written as {self.name}:"]
+        out += [f"  {line}" for line in self.said.values()]
+        later = self.later()
+        if later:
+            out.append("  Found once the limits before them were lifted:")
+            out += [f"    FAIL  {lim.words()}; fails {', '.join(lim.patterns)}" for lim in later]
+        if self.undecided:
+            out.append("  Left to the team (not decided by the remedy):")
+            out += [f"    {line}" for line in self.undecided]
+        final = self.final
+        verdict = "FAIL" if final.failed else "PASS"
+        rounds = len(self.reports) - 1
+        out.append(
+            f"  {self.name}: Expected {verdict} (the model over the launch, "
+            f"{rounds} remedied round{'s' if rounds != 1 else ''})"
+        )
+        if final.failed:
+            out += [f"    still FAIL  {lim.words()}" for lim in final.limits if lim.verdict == FAIL]
+        return out
+
+
+def _slot(limit: LimitCheck) -> tuple[str, str | None, str, str]:
+    return (limit.table, limit.index, limit.kind, limit.cause)
+
+
+def remedy(design: Design, *, report: CheckReport | None = None, seed: int = 1) -> Remedy:
+    """Every remedy ``design``'s launch needs (see the module docstring)."""
+    data, own = variant_source(design)
+    found = Remedy(design, remedy_name(design), own=own)
+    found.reports.append(report or check(design, seed=seed))
+    current = data
+    for _ in range(ROUNDS):
+        if not found.final.failed:
+            break
+        change = _Round(found.final, current, found).change
+        total = compose_changes(found.change, change)
+        if total == found.change:  # nothing more a file can change
+            break
+        found.change = total
+        current = variant_data(current, found.name, change)
+        found.remedied = design_of(design, found.name, current)
+        found.reports.append(check(found.remedied, seed=seed))
+    return found
+
+
+class _Round:
+    """One check's failing limits, remedied on the data of the variant it checked."""
+
+    def __init__(self, report: CheckReport, data: dict[str, Any], remedy: Remedy) -> None:
+        self.report, self.data, self.remedy = report, data, remedy
+        self.change: dict[str, Any] = {}
+        first = data["tables"][0]["TableName"]
+        self.first = first
+        for limit in report.limits:
+            if limit.verdict != FAIL:
+                continue
+            if limit.cause == "partition":
+                self._partition(limit)
+            elif limit.cause == "account":
+                self._say(
+                    f"{limit.scope}: {limit.words()}: ask AWS for a table-level {limit.kind} "
+                    f"throughput quota of at least {capacity_figure(limit.asked):,} (Service "
+                    "Quotas); a design file cannot raise it",
+                    undecided=True,
+                )
+            else:
+                self._capacity(limit, limit.asked)
+
+    # -- what a remedy writes -------------------------------------------------------------
+
+    def _say(self, line: str, *, undecided: bool = False, slot: tuple[str, ...] = ()) -> None:
+        if not undecided:
+            self.remedy.said[slot or (line,)] = line
+        elif line not in self.remedy.undecided:
+            self.remedy.undecided.append(line)
+
+    def _table(self, table: str) -> dict[str, Any]:
+        return next(t for t in self.data["tables"] if t.get("TableName") == table)
+
+    def _owner(self, table: str, index: str | None) -> dict[str, Any]:
+        """The table's or index's entry in the file's data."""
+        body = self._table(table)
+        if index is None:
+            return body
+        return next(
+            i for i in body.get("GlobalSecondaryIndexes") or () if i.get("IndexName") == index
+        )
+
+    def _owner_change(self, table: str, index: str | None) -> dict[str, Any]:
+        """The table's or index's entry in this round's change, made where missing."""
+        tables = self.change.setdefault("tables", [])
+        entry = next((t for t in tables if t["TableName"] == table), None)
+        if entry is None:
+            entry = {"TableName": table}
+            tables.append(entry)
+        if index is None:
+            return entry
+        indexes = entry.setdefault("GlobalSecondaryIndexes", [])
+        found = next((i for i in indexes if i["IndexName"] == index), None)
+        if found is None:
+            found = {"IndexName": index}
+            indexes.append(found)
+        return found
+
+    def _raise(self, limit: LimitCheck, group: str, field_name: str, figure: int) -> int:
+        """``group.field_name`` of the table or index raised to ``figure`` (never lowered)."""
+        owner = self._owner(limit.table, limit.index)
+        target = self._owner_change(limit.table, limit.index).setdefault(group, {})
+        have = float((owner.get(group) or {}).get(field_name) or 0)
+        figure = max(figure, int(target.get(field_name, 0)))
+        if figure <= have:
+            return int(have)
+        target[field_name] = figure
+        if group == "ProvisionedThroughput":  # both figures, as UpdateTable takes them
+            for other in ("ReadCapacityUnits", "WriteCapacityUnits"):
+                target.setdefault(other, int((owner.get(group) or {}).get(other) or 1))
+        return figure
+
+    def _capacity(self, limit: LimitCheck, units: float, why: str = "") -> None:
+        why = why or f"{units:,.0f} {limit.kind} units/s asked at launch"
+        side = _SIDE[limit.kind]
+        what = f"{'index' if limit.index else 'table'} {limit.scope}"
+        on_demand = self._table(limit.table).get("BillingMode") == "PAY_PER_REQUEST"
+        if limit.cause == "provisioned" or (limit.cause == "partition" and not on_demand):
+            figure = self._raise(
+                limit, "ProvisionedThroughput", f"{side}CapacityUnits", provisioned_figure(units)
+            )
+            self._say(
+                f"{what}: ProvisionedThroughput {side}CapacityUnits {figure:,} "
+                f"({units:,.0f} {limit.kind} units/s at 70% utilisation)",
+                slot=(limit.scope, "ProvisionedThroughput", side),
+            )
+        elif limit.cause == "maximum":
+            figure = self._raise(
+                limit, "OnDemandThroughput", f"Max{side}RequestUnits", capacity_figure(units)
+            )
+            self._say(
+                f"{what}: OnDemandThroughput Max{side}RequestUnits {figure:,}",
+                slot=(limit.scope, "OnDemandThroughput", side),
+            )
+        else:
+            figure = self._raise(
+                limit, "WarmThroughput", f"{side}UnitsPerSecond", capacity_figure(units)
+            )
+            self._say(
+                f"{what}: WarmThroughput {side}UnitsPerSecond {figure:,} ({why})",
+                slot=(limit.scope, "WarmThroughput", side),
+            )
+
+    def _partition(self, limit: LimitCheck) -> None:
+        ceiling = _CEILINGS[limit.kind]
+        if limit.key is not None and limit.key_units >= RISK * ceiling:
+            self._shard(limit)
+            return
+        # A partition hot with many keys, none of them near a ceiling: more partitions.
+        count = self.report.partitions.get(limit.scope)
+        total = 0.0
+        if count is not None:
+            total = count.read_units if limit.kind == "read" else count.write_units
+        owner = self._owner(limit.table, limit.index)
+        side = _SIDE[limit.kind]
+        if self._table(limit.table).get("BillingMode") != "PAY_PER_REQUEST":
+            provisioned = owner.get("ProvisionedThroughput") or {}
+            have = float(provisioned.get(f"{side}CapacityUnits") or 1)
+            self._capacity(
+                limit,
+                2 * max(total, have) * 0.7,
+                f"more partitions: {limit.words()}",
+            )
+            return
+        warm = float((owner.get("WarmThroughput") or {}).get(f"{side}UnitsPerSecond") or 0)
+        self._capacity(
+            limit,
+            # Within the per-table quota: past it, the quota refuses what the partitions take.
+            min(2 * max(total, warm, _WARM[limit.kind]), ON_DEMAND_TABLE_QUOTA_UNITS / HEADROOM),
+            f"more partitions: {limit.words()}",
+        )
+
+    # -- shards ---------------------------------------------------------------------------
+
+    def _partition_key(self, table: str, index: str | None) -> str:
+        schema = self.report.design.schemas[table]
+        return schema.partition_key if index is None else schema.index(index).partition_key
+
+    def _shard(self, limit: LimitCheck) -> None:
+        assert limit.key is not None
+        attribute = self._partition_key(limit.table, limit.index)
+        generators = {**self.data.get("generators", {}), **self.change.get("generators", {})}
+        wanted = shards_for(limit.key_units, limit.kind)
+        places = list(self._places(limit.table, attribute, limit.key))
+        if not places:
+            self._say(
+                f"{limit.scope}: {limit.key} takes {limit.key_units:,.0f} {limit.kind} units/s "
+                f"of a partition's {_CEILINGS[limit.kind]:,.0f}; no template of {attribute} "
+                "in the file writes it: shard it by hand",
+                undecided=True,
+            )
+            return
+        template = places[0][2]
+        sharded = _shard_generator(template, generators)
+        if sharded is not None:  # sharded already: more shards
+            name, count = sharded
+            shards = max(count + 1, shards_for(count * limit.key_units, limit.kind))
+            self.change.setdefault("generators", {})[name] = {"shard": shards}
+            said = self.remedy.said.get(("shard", name))
+            self._say(
+                said.replace(f"{count} shards", f"{shards} shards")
+                if said
+                else f"{limit.scope}: {limit.key} at {limit.key_units:,.0f} {limit.kind} "
+                f"units/s: generator {name} {count} -> {shards} shards",
+                slot=("shard", name),
+            )
+            return
+        name = _free_name(f"{attribute}_shard", generators)
+        self.change.setdefault("generators", {})[name] = {"shard": wanted}
+        readers: list[str] = []
+        writers: list[str] = []
+        for where, path, text in places:
+            new = f"{text}#{{{name}}}"
+            self._put(where, path, new)
+            if where[0] == "pattern":
+                writers.append(where[1])
+        for pattern in self._patterns_on(limit.table):
+            read = (pattern.get("key") or {}).get(attribute)
+            if not isinstance(read, str) or not _renders(read, limit.key):
+                continue
+            if pattern["operation"] not in (*_READS, "DeleteItem"):
+                continue
+            if limit.index is not None and pattern.get("index") != limit.index:
+                continue
+            if limit.index is None and pattern.get("index") is not None:
+                continue
+            self._read_all(pattern, attribute, f"{read}#{{{name}}}", name, wanted, readers)
+        shown = places[0][2]
+        self._say(
+            f"{limit.scope}: {limit.key} at {limit.key_units:,.0f} {limit.kind} units/s of a "
+            f"partition's {_CEILINGS[limit.kind]:,.0f}: {attribute} {shown!r} -> "
+            f"'{shown}#{{{name}}}', {wanted} shards (generator {name})"
+            + (f"; written by {', '.join(sorted(set(writers)))}" if writers else "")
+            + (f"; read over every shard by {', '.join(readers)}" if readers else ""),
+            slot=("shard", name),
+        )
+
+    def _patterns_on(self, table: str) -> Iterator[dict[str, Any]]:
+        entities = self.data.get("entities") or {}
+        for pattern in self.data["access_patterns"]:
+            owner = pattern.get("table")
+            if owner is None and pattern.get("entity") in entities:
+                owner = entities[pattern["entity"]].get("table")
+            if (owner or self.first) == table:
+                yield pattern
+
+    def _places(
+        self, table: str, attribute: str, key: str
+    ) -> Iterator[tuple[tuple[str, str], tuple[Any, ...], str]]:
+        """Where the file writes ``attribute`` of ``table`` with a template that renders
+        ``key``: (owner, path to the value, the template)."""
+        for name, entity in (self.data.get("entities") or {}).items():
+            if (entity.get("table") or self.first) != table:
+                continue
+            text = (entity.get("item") or {}).get(attribute)
+            if isinstance(text, str) and _renders(text, key):
+                yield ("entity", name), ("item", attribute), text
+        for pattern in self._patterns_on(table):
+            where = ("pattern", pattern["id"])
+            if pattern.get("index") is None and pattern["operation"] not in _READS:
+                text = (pattern.get("key") or {}).get(attribute)
+                if isinstance(text, str) and _renders(text, key):
+                    yield where, ("key", attribute), text
+            text = (pattern.get("set") or {}).get(attribute)
+            if isinstance(text, str) and _renders(text, key):
+                yield where, ("set", attribute), text
+            yield from self._in_expression(where, pattern, (), attribute, key)
+            for i, action in enumerate(pattern.get("actions") or ()):
+                if (action.get("table") or table) != table:
+                    continue
+                for part in ("key", "set"):
+                    text = (action.get(part) or {}).get(attribute)
+                    if isinstance(text, str) and _renders(text, key):
+                        yield where, ("actions", i, part, attribute), text
+                yield from self._in_expression(where, action, ("actions", i), attribute, key)
+
+    def _in_expression(
+        self,
+        where: tuple[str, str],
+        body: dict[str, Any],
+        path: tuple[Any, ...],
+        attribute: str,
+        key: str,
+    ) -> Iterator[tuple[tuple[str, str], tuple[Any, ...], str]]:
+        """An update expression's ``attribute = :value``: the value's template."""
+        update = body.get("update")
+        if not isinstance(update, str):
+            return
+        names = [attribute, *(n for n, a in (body.get("names") or {}).items() if a == attribute)]
+        for name in names:
+            pattern = rf"(?<![\w#:]){re.escape(name)}\s*=\s*(:[A-Za-z0-9_]+)"
+            for found in re.finditer(pattern, update):
+                text = (body.get("values") or {}).get(found.group(1))
+                if isinstance(text, str) and _renders(text, key):
+                    yield where, (*path, "values", found.group(1)), text
+
+    def _put(self, where: tuple[str, str], path: tuple[Any, ...], value: str) -> None:
+        """Set a template in this round's change: an entity attribute by attribute, a
+        pattern's field whole (as a variant replaces it)."""
+        kind, name = where
+        if kind == "entity":
+            entity = self.change.setdefault("entities", {}).setdefault(name, {})
+            entity.setdefault("item", {})[path[1]] = value
+            own = self.data["entities"][name]
+            populate = entity.get("populate") or own.get("populate")
+            table = own.get("table") or self.first
+            keyed = path[1] == self.report.design.schemas[table].partition_key
+            for shard in _FIELD.findall(value)[-1:]:
+                if keyed and isinstance(populate, dict):  # the starting data: every shard's item
+                    entity["populate"] = {**populate, shard[1:-1]: "all"}
+            return
+        changed = self.change.setdefault("access_patterns", {}).setdefault(name, {})
+        pattern = next(p for p in self.data["access_patterns"] if p["id"] == name)
+        top = path[0]
+        if top not in changed:
+            changed[top] = copy.deepcopy(pattern.get(top))
+        target = changed[top]
+        for step in path[1:-1]:
+            target = target[step]
+        target[path[-1]] = value
+        self._conditions(name, pattern, path)
+
+    def _conditions(self, name: str, pattern: dict[str, Any], path: tuple[Any, ...]) -> None:
+        """A write with a condition on the item it shards: what the count means now is the
+        team's to decide."""
+        body = pattern["actions"][path[1]] if path[0] == "actions" else pattern
+        condition = body.get("condition")
+        if condition and "attribute_not_exists" not in condition:
+            self._say(
+                f"{name}: its condition ({condition}) now tests one shard's item: a count or "
+                "limit split over the shards holds a share in each (set each shard's to the "
+                "total over N, and decide what a write that meets a full shard does)",
+                undecided=True,
+            )
+
+    def _read_all(
+        self,
+        pattern: dict[str, Any],
+        attribute: str,
+        template: str,
+        generator: str,
+        shards: int,
+        readers: list[str],
+    ) -> None:
+        """A read of the sharded key runs over every shard: a GetItem as one BatchGetItem of
+        the shards' keys, a Query once per shard."""
+        name = pattern["id"]
+        changed = self.change.setdefault("access_patterns", {}).setdefault(name, {})
+        key = copy.deepcopy(changed.get("key") or pattern.get("key") or {})
+        key[attribute] = template
+        changed["key"] = key
+        operation = pattern["operation"]
+        if pattern.get("each") is not None:
+            self._say(
+                f"{name}: it runs over each {pattern['each']} already; each of its reads now "
+                f"finds one of {shards} shards of {attribute}: read them all",
+                undecided=True,
+            )
+            return
+        if operation == "GetItem":
+            changed.update({"operation": "BatchGetItem", "each": generator})
+        elif operation in ("Query", "BatchGetItem"):
+            changed["each"] = generator
+        else:
+            self._say(
+                f"{name}: {operation} of {attribute} {template!r} finds one shard of "
+                f"{shards}: say which (a shard computed from the item's id finds it again)",
+                undecided=True,
+            )
+            return
+        readers.append(name)
+
+
+def _renders(template: str, key: str) -> bool:
+    """Whether ``template`` (``GAME#{game}``) can render ``key`` (``GAME#featured``)."""
+    parts = _FIELD.split(template)
+    pattern = "".join(".+" if _FIELD.fullmatch(p) else re.escape(p) for p in parts)
+    return re.fullmatch(pattern, key, flags=re.DOTALL) is not None
+
+
+def _shard_generator(template: str, generators: dict[str, Any]) -> tuple[str, int] | None:
+    """The shard generator ``template`` names already, and its count."""
+    for part in _FIELD.findall(template):
+        name = part[1:-1].split(":", 1)[0]
+        spec = generators.get(name)
+        if isinstance(spec, dict) and spec.get("shard"):
+            return name, int(spec["shard"])
+    return None
+
+
+def _free_name(name: str, taken: dict[str, Any]) -> str:
+    found, n = name, 2
+    while found in taken:
+        found, n = f"{name}{n}", n + 1
+    return found
+
+
+def write_remedies(path: str, out: str, remedies: list[Remedy]) -> None:
+    """``path`` written again to ``out`` with one more variant per remedy (after the file's
+    own; a file without variants gets ``default`` first), what each leaves to the team as
+    comments above it. The file's own text, comments included, is kept as it is."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from loadgen.design.loader import load_designs, read_file
+    from loadgen.errors import ConfigError
+
+    source = Path(path)
+    text = source.read_text(encoding="utf-8")
+    if source.suffix.lower() == ".json":
+        data = read_file(path)
+        if remedies and remedies[0].design.aws_model:
+            raise ConfigError(
+                f"--remedy: {path} is AWS's data model, which has no variants; write its "
+                "remedies into a YAML design file of it (see docs/your-design.md)"
+            )
+        designs = data.setdefault("designs", {}) or {"default": {}}
+        data["designs"] = designs
+        for found in remedies:
+            designs[found.name] = found.variant()
+        text = json.dumps(data, indent=2) + "\n"
+    elif remedies:
+        block: list[str] = []
+        for found in remedies:
+            block += [f"  # {found.name}: every remedy `loadgen check --remedy` found for "
+                      f"{found.design.name}."]  # fmt: skip
+            block += [f"  # Left to the team: {line}" for line in found.undecided]
+            dumped = yaml.safe_dump(
+                {found.name: found.variant()}, sort_keys=False, width=96, allow_unicode=True
+            )
+            block += [f"  {line}" for line in dumped.splitlines()]
+        text = _with_variants(text, block)
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"--remedy {out}: {e.strerror or e}") from None
+    names = {d.name for d in load_designs(out)}
+    missing = [found.name for found in remedies if found.name not in names]
+    if missing:  # pragma: no cover - a bug of the writer, not of the file
+        raise ConfigError(f"--remedy {out}: written without {', '.join(missing)}")
+
+
+def _with_variants(text: str, block: list[str]) -> str:
+    """The YAML ``text`` with ``block`` (entries of ``designs``, indented two) added after
+    its variants; a ``designs`` section made where the file has none."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if re.match(r"designs:\s*(#.*)?$", line)), None)
+    if start is None:
+        return text.rstrip("\n") + "\n\ndesigns:\n  default: {}\n" + "\n".join(block) + "\n"
+    end = start
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if line.startswith((" ", "\t")) and line.strip():
+            end = i
+        elif line.strip() and not line.startswith("#"):
+            break
+    return "\n".join([*lines[: end + 1], *block, *lines[end + 1 :]]) + "\n"

@@ -1,0 +1,79 @@
+"""``loadgen check --remedy``: every binding limit at once, written as a variant that passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loadgen.cli import main
+from loadgen.design import load_design
+from loadgen.design.loader import load_designs
+from loadgen.simulate import check
+from loadgen.simulate.remedy import remedy
+from loadgen.sizing import capacity_figure, shards_for
+
+ROOT = Path(__file__).resolve().parents[2]
+DESIGNS = ROOT / "examples" / "designs"
+
+
+def test_every_limit_the_lobby_binds_is_named_at_once_with_the_patterns_it_fails() -> None:
+    report = check(load_design(str(DESIGNS / "game-lobby.yaml")))
+    failing = {
+        (limit.scope, limit.kind, limit.cause) for limit in report.limits if limit.verdict == "FAIL"
+    }
+    assert {
+        ("battle-royale", "write", "capacity"),
+        ("battle-royale", "write", "partition"),
+        ("battle-royale/OpenGamesIndex", "write", "partition"),
+    } <= failing
+    assert all(
+        limit.patterns == ("join-game",) for limit in report.limits if limit.verdict == "FAIL"
+    )
+    # No row reads PASS while the launch asks it past what it serves.
+    for limit in report.limits:
+        if limit.verdict == "PASS" and limit.cause != "partition":
+            assert limit.asked <= limit.serves
+
+
+def test_the_counters_remedy_shards_its_key_and_reads_every_shard() -> None:
+    found = remedy(load_design(str(DESIGNS / "counter.yaml"), "single"))
+    assert found.name == "single-remedied"
+    assert found.reports[0].failed and not found.final.failed
+    (generator,) = found.change["generators"]
+    shards = found.change["generators"][generator]["shard"]
+    assert shards >= shards_for(1500, "write")
+    patterns = found.change["access_patterns"]
+    assert patterns["increment"]["key"] == {"pk": f"GLOBAL_COUNTER#{{{generator}}}"}
+    assert patterns["read"]["operation"] == "BatchGetItem"
+    assert patterns["read"]["each"] == generator
+
+
+def test_a_warm_throughput_remedy_is_the_diagnosis_figure() -> None:
+    found = remedy(load_design(str(DESIGNS / "capacity.yaml"), "new-table"))
+    (table,) = found.change["tables"]
+    assert table["WarmThroughput"] == {"WriteUnitsPerSecond": capacity_figure(4800)}
+    assert not found.final.failed
+
+
+def test_check_remedy_writes_a_variant_that_check_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "lobby.yaml"
+    assert main(["check", str(DESIGNS / "game-lobby.yaml"), "--remedy", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "Remedy of default, written as remedied:" in printed
+    assert "join-game: its condition (people < :limit) now tests one shard's item" in printed
+    text = out.read_text()
+    assert text.startswith((DESIGNS / "game-lobby.yaml").read_text().rstrip("\n"))
+    assert "# Left to the team: join-game: its condition" in text
+    assert [d.name for d in load_designs(str(out))] == ["default", "remedied"]
+    assert main(["check", str(out), "--design", "remedied"]) == 0
+
+
+def test_a_file_with_variants_gets_one_more_per_failing_variant(tmp_path: Path) -> None:
+    out = tmp_path / "capacity.yaml"
+    assert main(["check", str(DESIGNS / "capacity.yaml"), "--remedy", str(out)]) == 1
+    names = [d.name for d in load_designs(str(out))]
+    assert names == ["new-table", "warmed", "new-table-remedied"]
+    assert main(["check", str(out), "--design", "new-table-remedied"]) == 0
