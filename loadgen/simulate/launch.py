@@ -292,7 +292,9 @@ def _limits(
             # What the index applies of what is asked: a partition's ceiling (a hot index
             # key) or its own capacity, as its buffer's reason says.
             end = final[(table, index)]
-            fills_in = behind[(table, index)][0] if (table, index) in behind else 0.0
+            # Seconds into the launch it fills; 0 where it filled and refused within it.
+            filling = (table, index) in behind and record is None
+            fills_in = behind[(table, index)][0] if filling else 0.0
             if "KeyRange" in (record.throttle.reason if record else end.buffer_reason):
                 serves = _CEILINGS[kind]
                 demand = max(key_units, record.asked if record is not None else 0.0)
