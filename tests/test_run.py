@@ -36,6 +36,15 @@ DESIGNS = [
 ]
 
 
+def buffered(results: dict[str, Any], scope: str) -> float:
+    """Write units an index's buffer held as the run ended (``table/index``)."""
+    return sum(
+        float(b.get("buffered_write_units") or 0)
+        for b in results.get("gsi_buffers") or ()
+        if f"{b['table']}/{b['index']}" == scope
+    )
+
+
 def loadgen(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> Any:
     return subprocess.run(
         [sys.executable, "-m", "loadgen", *args],
@@ -123,6 +132,14 @@ def test_designs_on_embedded_target(launch_run, workload, bad, good, scope, engi
     # Judged by the throttles DynamoDB's reasons put on the design's own table or index: at
     # a small scale a few transactions throttle by chance on a busy key elsewhere (orders'
     # most active user), which is not what the design changes.
+    if "/" in scope:
+        # A hot index key: DynamoDB buffers the index's writes for minutes before it pushes
+        # back (docs/fidelity.md), so a short run sees its buffer fill, not a throttle.
+        assert buffered(bad_results, scope) > 3 * buffered(good_results, scope) + 1, (
+            bad_results.get("gsi_buffers"),
+            good_results.get("gsi_buffers"),
+        )
+        return
     bad, good = bad_results["totals"], good_results["totals"]
     assert throttled_on(bad, scope) > 0, bad["throttles"]
     assert (

@@ -28,7 +28,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from loadgen.design.check import FAIL, CheckReport, LimitCheck
@@ -158,6 +158,15 @@ class _Round:
                 continue
             if limit.cause == "partition":
                 self._partition(limit)
+            elif limit.cause == "buffer":
+                # A GSI's buffer fills behind the limit its reason names: a partition's
+                # ceiling (a hot index key), or the index's own capacity.
+                if "KeyRange" in limit.reason and limit.key is not None:
+                    self._partition(replace(limit, cause="partition"))
+                elif "Provisioned" in limit.reason:
+                    self._capacity(replace(limit, cause="provisioned"), limit.asked)
+                else:
+                    self._capacity(replace(limit, cause="capacity"), limit.asked)
             elif limit.cause == "account":
                 self._say(
                     f"{limit.scope}: {limit.words()}: ask AWS for a table-level {limit.kind} "

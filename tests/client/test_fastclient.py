@@ -59,7 +59,11 @@ class FakeClock:
 def emulator() -> Iterator[tuple[EmulatorServer, FakeClock]]:
     clock = FakeClock()
     # Scale 0.01: a partition serves 30 read and 10 write units a "second", which never ends.
-    model = PartitionModel(scale=0.01, clock=clock, account=MotoBackend.account)
+    # An empty bank at creation: these tests ask for each limit's throttle at once, the
+    # provisioned one before a partition's ceiling (the starting burst: tests/oracle).
+    model = PartitionModel(
+        scale=0.01, clock=clock, account=MotoBackend.account, new_table_burst_s=0
+    )
     with EmulatorServer(Emulator(MotoBackend(), model)) as server:
         yield server, clock
 

@@ -25,7 +25,7 @@ def test_every_limit_the_lobby_binds_is_named_at_once_with_the_patterns_it_fails
     assert {
         ("battle-royale", "write", "capacity"),
         ("battle-royale", "write", "partition"),
-        ("battle-royale/OpenGamesIndex", "write", "partition"),
+        ("battle-royale/OpenGamesIndex", "write", "buffer"),
     } <= failing
     assert all(
         limit.patterns == ("join-game",) for limit in report.limits if limit.verdict == "FAIL"

@@ -31,8 +31,10 @@ RUNS = [
 # reason, the table or index it named, and the partition model's cause.
 SAID = {
     "single": ("TableWriteKeyRangeThroughputExceeded", "ph-counter", "partition"),
-    "hot-status": ("IndexWriteKeyRangeThroughputExceeded", "ph-orders/status", "partition"),
 }
+# What the diagnosis says where nothing was refused yet: an index whose write buffer fills
+# (DynamoDB buffers an index's writes for minutes before it pushes back: docs/fidelity.md).
+FILLING = {"hot-status": "The write buffer of index status of ph-orders"}
 
 
 @pytest.mark.slow
@@ -52,8 +54,11 @@ def test_example_gates_on_the_embedded_target(
     page = (done.report / "report.html").read_text()
     if named:
         assert named in page, page[:3000]
-        cells = "".join(f'<td class="text">{word}</td>' for word in SAID[design])
-        assert cells in page.split("What the target refused", 1)[1], page[:3000]
+        if design in SAID:
+            cells = "".join(f'<td class="text">{word}</td>' for word in SAID[design])
+            assert cells in page.split("What the target refused", 1)[1], page[:3000]
+        if design in FILLING:
+            assert FILLING[design] in page, page[:3000]
         again = subprocess.run(
             [sys.executable, "-m", "loadgen", "gate", str(out), "--thresholds",
              f"examples/thresholds/{thresholds}.yaml", "--markdown", str(tmp_path / "gate.md")],
