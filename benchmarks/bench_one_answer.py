@@ -86,6 +86,8 @@ def verdict_answer(results: dict[str, Any]) -> Answer:
         row = rows.get(verdict["id"]) or {}
         if row.get("throttled_attempts") and verdict.get("throttled_share", 0) > 0.01:
             answer[verdict["id"]] = dominant(row.get("throttles"))
+        elif verdict.get("behind"):
+            answer[verdict["id"]] = "buffer"  # its table's GSI falls behind, not yet full
         else:
             reasons = verdict.get("reasons") or [verdict.get("reason", "")]
             answer[verdict["id"]] = str(reasons[0]).split(":")[0][:40]
