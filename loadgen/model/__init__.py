@@ -5,7 +5,7 @@ units (`capacity`), the index entries a write touches (`index_writes`), item siz
 (`itemsize`), table and index schemas (`schema`), the exact throttle errors (`throttling`),
 the one key hash every part of the harness buckets by (`hashing`), the expression grammar and
 DynamoDB's first complaint about an expression (`expressions`, which the emulator answers with
-and a design file is checked by) and the replay of an update on a known item
-(`update_expression`). Imports nothing of the package but `loadgen.errors`; every other
-subpackage may import it.
+and a design file is checked by), the replay of an update on a known item
+(`update_expression`), and the capacity a remedy sets for a launch's demand (`sizing`).
+Imports nothing of the package but `loadgen.errors`; every other subpackage may import it.
 """

@@ -1,7 +1,7 @@
 """``loadgen check --remedy``: every remedy a design's launch needs, at once, as a variant.
 
 A check names each limit the launch asks too much of (`loadgen.simulate.launch`). Each is
-remedied in the file's own terms, sized by `loadgen.sizing` (the rules the run's diagnosis
+remedied in the file's own terms, sized by `loadgen.model.sizing` (the rules the run's diagnosis
 names its figures by):
 
 - an on-demand table's or index's capacity: its ``WarmThroughput`` at the figure asked;
@@ -39,8 +39,8 @@ from loadgen.model.partitions import (
     ON_DEMAND_WARM_READ_UNITS,
     ON_DEMAND_WARM_WRITE_UNITS,
 )
+from loadgen.model.sizing import HEADROOM, RISK, capacity_figure, provisioned_figure, shards_for
 from loadgen.simulate.launch import check
-from loadgen.sizing import HEADROOM, RISK, capacity_figure, provisioned_figure, shards_for
 
 __all__ = ["ROUNDS", "Remedy", "remedy", "remedy_name", "write_remedies"]
 

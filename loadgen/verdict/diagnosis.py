@@ -36,8 +36,8 @@ from loadgen.model.partitions import (
     ON_DEMAND_WARM_WRITE_UNITS,
     falls_behind,
 )
+from loadgen.model.sizing import UTILISATION, capacity_figure, provisioned_figure
 from loadgen.refusals import CAUSES, CONTENTION_RATE, NOT_REPORTED
-from loadgen.sizing import UTILISATION, capacity_figure, provisioned_figure
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, Finding

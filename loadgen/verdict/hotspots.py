@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgen.model.hashing import bucket_of
-from loadgen.sizing import shards_for
+from loadgen.model.sizing import shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, READ_CEILING, RISK, WRITE_CEILING, Finding, ceiling

@@ -9,9 +9,9 @@ import pytest
 from loadgen.cli import main
 from loadgen.design import load_design
 from loadgen.design.loader import load_designs
+from loadgen.model.sizing import capacity_figure, shards_for
 from loadgen.simulate import check
 from loadgen.simulate.remedy import remedy
-from loadgen.sizing import capacity_figure, shards_for
 
 ROOT = Path(__file__).resolve().parents[2]
 DESIGNS = ROOT / "examples" / "designs"
