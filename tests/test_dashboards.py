@@ -382,9 +382,8 @@ def test_every_emulator_partitions_query_returns_data(scraped: Scraped) -> None:
 
 @pytest.mark.slow
 def test_the_reason_panels_say_what_refused(scraped: Scraped) -> None:
-    # The sensor's hour key is one hot partition of the table; the orders' PLACED status
-    # key one of its status index, whose write throttles refuse the table's writes: the
-    # throttle names the index, and the model's cause says a partition's ceiling.
+    # The sensor's hour key is one hot partition of the table: the throttle names the table,
+    # and the model's cause says a partition's ceiling.
     grafana = Grafana(scraped.prometheus, build.to_json("partition_heat"), scraped.window)
     (panel,) = [p for p in panels("partition_heat") if p["title"].startswith("Throttles by reason")]
     said = {}
@@ -400,4 +399,11 @@ def test_the_reason_panels_say_what_refused(scraped: Scraped) -> None:
             for row in rows
         }
     assert ("TableWriteKeyRangeThroughputExceeded", "partition", "") in said["sensor"], said
-    assert ("IndexWriteKeyRangeThroughputExceeded", "partition", "status") in said["orders"], said
+    # The orders' PLACED status key is one hot partition of its status index: DynamoDB takes
+    # the index's writes into a buffer for minutes before it pushes back (docs/fidelity.md),
+    # so a short run shows the buffer filling, on the emulator's own metrics.
+    (buffered,) = scraped.prometheus.query(
+        'max(partition_heat_emulator_gsi_buffered_write_units{index="status"})',
+        scraped.window.end,
+    )
+    assert float(buffered["value"][1]) > 0, said

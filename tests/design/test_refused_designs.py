@@ -34,8 +34,11 @@ def run_design(tmp_path: Path, design: dict[str, Any]) -> tuple[dict[str, Any], 
          "--scale", "0.1", "--out", str(out), "--report", str(report)],
         cwd=ROOT, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(out.read_text()), done.stdout, report / "report.html"
+    results = json.loads(out.read_text())
+    # A design run exits 1 where a pattern fails, as check and simulate do.
+    failed = any(v["status"] == "FAIL" for v in results.get("verdicts") or ())
+    assert done.returncode == (1 if failed else 0), done.stderr[-3000:]
+    return results, done.stdout, report / "report.html"
 
 
 def test_a_write_dynamodb_refuses_as_invalid_costs_nothing_and_heats_no_key(
