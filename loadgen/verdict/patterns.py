@@ -215,7 +215,7 @@ def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
 def _behind(verdict: PatternVerdict, behind: list[dict[str, Any]]) -> PatternVerdict:
     """A write pattern whose table has a GSI falling behind fails: once the index's buffer is
     full, DynamoDB refuses every write to the table until it drains."""
-    if verdict.operation not in _WRITES or verdict.status == FAIL:
+    if verdict.operation not in _WRITES:
         return verdict
     for buffer in behind:
         if buffer["table"] != verdict.table:
