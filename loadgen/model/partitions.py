@@ -755,12 +755,12 @@ class PartitionModel:
                     pressure, pressing = share, refusing
         shares = eventual if eventual is not None and k == _READ else None
         rooms = []
+        weights = [self._weight[k]] * len(space.parts)
         for p, part in enumerate(space.parts):
             self._refill(part, now)
-            weight = self._weight[k]
             if shares is not None:
-                weight *= 1.0 - shares[p] * (1.0 - 1.0 / EVENTUAL_READ_FACTOR)
-            room = (part.tokens[slot] + owing) / weight
+                weights[p] *= 1.0 - shares[p] * (1.0 - 1.0 / EVENTUAL_READ_FACTOR)
+            room = (part.tokens[slot] + owing) / weights[p]
             rooms.append(room if room > _TOKEN_FLOOR else 0.0)
         let_in = [asked * pressure for asked in units]
         level = _fill_level(let_in, rooms, max(0.0, space.tokens[k] + owing))
@@ -777,10 +777,15 @@ class PartitionModel:
             ceiling = max(0.0, offered * level - room)
             by_ceiling.append(ceiling)
             if got:
-                eventual_units = got * shares[p] if shares is not None else 0.0
-                self._take(space, part, k, got - eventual_units)
-                if eventual_units:
-                    self._take(space, part, k, eventual_units, eventual=True)
+                # `_take`, inlined: this loop runs per partition per simulated second.
+                space.tokens[k] -= got
+                space.second[k] += got
+                space.consumed[k] += got
+                part.tokens[slot] -= got * weights[p]
+                part.second[k] += got
+                part.consumed[k] += got
+                if owing and part.tokens[slot] <= _TOKEN_FLOOR - owing:
+                    space.full.add(part)
             if asked - got > _TOKEN_FLOOR * max(1.0, asked):
                 refused = asking * (asked - got) / asked
                 if room < offered * level:
@@ -1066,7 +1071,10 @@ class PartitionModel:
         for part in hot_parts:
             self._split_for_heat(space, part)
         if space.buffer:
-            space.levels.append((second, self._buffered(space, second)[0]))
+            # The buffer's content as the second closed (partitions as last topped up).
+            slot = 0 if self.additive else _WRITE
+            behind = max(-min(p.tokens[slot] for p in space.parts), -space.tokens[_WRITE])
+            space.levels.append((second, max(0.0, behind)))
         if space.on_demand:
             self._grow_on_demand(space, closed, second)
         elif space.scalers[0] is not None or space.scalers[1] is not None:
