@@ -65,7 +65,6 @@ __all__ = [
     "PartitionStats",
     "Throttle",
     "ThroughputStats",
-    "buffer_fills_in",
     "falls_behind",
     "partitions_for",
 ]
@@ -476,20 +475,6 @@ def partitions_for(
     by_units = read_units / PARTITION_READ_UNITS + write_units / PARTITION_WRITE_UNITS
     by_size = math.ceil(size_bytes / partition_bytes - 1e-9)
     return max(1, min(MAX_PARTITIONS, max(math.ceil(by_units - 1e-9), by_size)))
-
-
-def buffer_fills_in(buffered: float, buffer: float, seconds: float) -> float | None:
-    """Seconds until a GSI's write buffer is full, at the rate it filled over ``seconds``:
-    0 when full, None when it holds nothing (or has no buffer).
-
-    >>> buffer_fills_in(900.0, 1800.0, 60.0)  # half full after a minute
-    60.0
-    """
-    if buffer <= 0 or buffered <= _TOKEN_FLOOR or seconds <= 0:
-        return None
-    if buffered >= buffer - _TOKEN_FLOOR:
-        return 0.0
-    return (buffer - buffered) * seconds / buffered
 
 
 def falls_behind(full_in_s: float | None) -> bool:
@@ -968,7 +953,7 @@ class PartitionModel:
     def _full_in(
         self, space: _Keyspace, now: int, buffered: float, part: _Partition | None
     ) -> float | None:
-        """Seconds until a GSI's buffer is full at the last minute's rate (`buffer_fills_in`),
+        """Seconds until a GSI's buffer is full at the last minute's rate,
         None where a split for heat of the partition behind comes first."""
         if buffered >= space.buffer - _TOKEN_FLOOR:
             return 0.0
