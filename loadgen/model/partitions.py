@@ -938,12 +938,16 @@ class PartitionModel:
             )
         return stats
 
-    def _buffered(self, space: _Keyspace, now: int) -> tuple[float, _Partition | None]:
+    def _buffered(
+        self, space: _Keyspace, now: int, *, refill: bool = True
+    ) -> tuple[float, _Partition | None]:
         """A GSI's buffer content: its bucket's debt, or its most indebted partition's where
-        that is more (and that partition)."""
+        that is more (and that partition); ``refill=False`` reads the partitions as last
+        topped up (once a second, where topping every one up would cost more)."""
         slot = 0 if self.additive else _WRITE
-        for part in space.parts:
-            self._refill(part, now)
+        if refill:
+            for part in space.parts:
+                self._refill(part, now)
         worst = min(space.parts, key=lambda p: p.tokens[slot])
         behind = -worst.tokens[slot]
         if behind > -space.tokens[_WRITE] and behind > 0:
@@ -1057,9 +1061,7 @@ class PartitionModel:
             self._split_for_heat(space, part)
         if space.buffer:
             # The buffer's content as the second closed (partitions as last topped up).
-            slot = 0 if self.additive else _WRITE
-            behind = max(-min(p.tokens[slot] for p in space.parts), -space.tokens[_WRITE])
-            space.levels.append((second, max(0.0, behind)))
+            space.levels.append((second, self._buffered(space, second, refill=False)[0]))
         if space.on_demand:
             self._grow_on_demand(space, closed, second)
         elif space.scalers[0] is not None or space.scalers[1] is not None:
