@@ -504,7 +504,7 @@ def _fill_level(asked: Sequence[float], rooms: Sequence[float], shared: float) -
     Requests arriving in random order drain the shared bucket in proportion to each
     partition's demand until a partition meets its own ceiling: water-filling.
     """
-    if sum(min(a, r) for a, r in zip(asked, rooms, strict=True)) <= shared:
+    if sum([a if a < r else r for a, r in zip(asked, rooms, strict=True)]) <= shared:
         return 1.0
     # Partitions by the share at which their own room runs out, smallest first.
     ratios = sorted((r / a, a, r) for a, r in zip(asked, rooms, strict=True) if a > 0)
@@ -740,14 +740,20 @@ class PartitionModel:
                     pressure, pressing = share, refusing
         shares = eventual if eventual is not None and k == _READ else None
         rooms = []
-        weights = [self._weight[k]] * len(space.parts)
+        weight = self._weight[k]
+        weights = [weight] * len(space.parts)
+        ceilings = self.ceilings
         for p, part in enumerate(space.parts):
-            self._refill(part, now)
+            if now > part.stamp:  # `_refill`, inlined: this loop runs per partition per second
+                elapsed, part.stamp = now - part.stamp, now
+                tokens, parts = part.tokens, part.collection
+                tokens[0] = min(parts * ceilings[0], tokens[0] + elapsed * parts * ceilings[0])
+                tokens[1] = min(parts * ceilings[1], tokens[1] + elapsed * parts * ceilings[1])
             if shares is not None:
-                weights[p] *= 1.0 - shares[p] * (1.0 - 1.0 / EVENTUAL_READ_FACTOR)
+                weights[p] = weight * (1.0 - shares[p] * (1.0 - 1.0 / EVENTUAL_READ_FACTOR))
             room = (part.tokens[slot] + owing) / weights[p]
             rooms.append(room if room > _TOKEN_FLOOR else 0.0)
-        let_in = [asked * pressure for asked in units]
+        let_in = units if pressure == 1.0 else [asked * pressure for asked in units]
         level = _fill_level(let_in, rooms, max(0.0, space.tokens[k] + owing))
         admitted = []
         by_ceiling = []
@@ -755,11 +761,17 @@ class PartitionModel:
         for p, (part, asked, asking, room) in enumerate(
             zip(space.parts, units, requests, rooms, strict=True)
         ):
+            if not asked:  # nothing asked of it: nothing to take or refuse
+                admitted.append(0.0)
+                by_ceiling.append(0.0)
+                continue
             offered = let_in[p]
-            got = min(room, offered * level)
-            admitted.append(got)
+            got = offered * level
             # What the partition's own ceiling refused of its share of the keyspace.
-            ceiling = max(0.0, offered * level - room)
+            ceiling = got - room if got > room else 0.0
+            if got > room:
+                got = room
+            admitted.append(got)
             by_ceiling.append(ceiling)
             if got:
                 # `_take`, inlined: this loop runs per partition per simulated second.

@@ -52,6 +52,7 @@ from loadgen.model.update_expression import apply_update
 __all__ = [
     "EXACT_KEYS",
     "KeyProfile",
+    "Known",
     "Lane",
     "LargestRequest",
     "PatternDemand",
@@ -60,8 +61,12 @@ __all__ = [
     "pattern_units",
 ]
 
-EXACT_KEYS = 1 << 20
-"""Key values a lane lists one by one; colder ones are folded into an even spread."""
+EXACT_KEYS = 1 << 14
+"""Key values a lane lists one by one; colder ones are folded into an even spread. A model
+choice: past the hottest 16,384 keys, each partition holds thousands of the rest, whose sum
+differs from an even share by under a few percent of theirs."""
+KNOWN_HASHES = 1 << 20
+"""Key hashes a design's lanes keep for one another before starting again (`Known`)."""
 PROBES = 16
 """Executions rendered with real draws to average a touch's units (item sizes vary)."""
 GROWTH_EXECUTIONS = 4096
@@ -199,10 +204,12 @@ class PatternDemand:
     each: str | None
     time_names: tuple[str, ...]
     """Generators of the run's clock in its keys: their keys move with simulated time."""
+    known: Known = field(default_factory=lambda: Known())
+    """What the design's lanes have listed so far, shared by its patterns."""
 
     def profile(self, lane: Lane) -> KeyProfile:
         """The lane's key profile at the generators' current clock."""
-        return key_profile(lane, self.generators, self.each)
+        return key_profile(lane, self.generators, self.each, self.known)
 
     def lane_units(self, lane: Lane) -> float:
         """Units one execution charges through ``lane``: a touch's units times its touches
@@ -218,6 +225,42 @@ class PatternDemand:
             slot = totals.setdefault(scope, {"read": 0.0, "write": 0.0})
             slot[lane.kind] += self.lane_units(lane)
         return totals
+
+
+@dataclass
+class Known:
+    """Values and key hashes the lanes of a design share: a transaction's actions, a write and
+    its index entries, and patterns on one key list the same keys, which are listed and
+    hashed once."""
+
+    values: dict[tuple[int, bool], tuple[list[str], np.ndarray, float] | None] = field(
+        default_factory=dict
+    )
+    """`_values` by generator (its ``id``) and ``each``: of the generators that keep theirs."""
+    hashes: dict[str, int] = field(default_factory=dict)
+    """`partition_hash` by key text."""
+
+    def values_of(
+        self, generator: ValueGenerator, fixed: bool
+    ) -> tuple[list[str], np.ndarray, float] | None:
+        if isinstance(generator, TimeValue):  # its values move with the clock
+            return _values(generator, fixed)
+        key = (id(generator), fixed)
+        if key not in self.values:
+            self.values[key] = _values(generator, fixed)
+        return self.values[key]
+
+    def hash_all(self, texts: list[str]) -> np.ndarray:
+        hashes = self.hashes
+        if len(hashes) > KNOWN_HASHES:
+            hashes.clear()
+        out = np.empty(len(texts), np.uint64)
+        for i, text in enumerate(texts):
+            found = hashes.get(text)
+            if found is None:
+                found = hashes[text] = partition_hash(text)
+            out[i] = found
+        return out
 
 
 def _names_specs(value: Any, specs: dict[str, list[str]]) -> None:
@@ -408,6 +451,7 @@ def pattern_demands(
     stored = _stored_generators(generators, names, marked=False)
     query_items = _per_key_items(design, generators)
     demands = []
+    known = Known()
     for spec in design.patterns:
         pattern = compiled[spec.id]
         specs: dict[str, list[str]] = {}
@@ -506,6 +550,7 @@ def pattern_demands(
                 generators=generators,
                 each=pattern.each,
                 time_names=time_names,
+                known=known,
             )
         )
     return demands
@@ -646,9 +691,13 @@ def _render_all(template: Template, names: list[str], lists: list[list[str]]) ->
 
 
 def key_profile(
-    lane: Lane, generators: Mapping[str, ValueGenerator], each: str | None
+    lane: Lane,
+    generators: Mapping[str, ValueGenerator],
+    each: str | None,
+    known: Known | None = None,
 ) -> KeyProfile:
     """The lane's keys: the product of its names' values, hottest kept exactly."""
+    known = known or Known()
     if lane.template is None:  # a Scan reads every partition: spread
         return KeyProfile(np.zeros(0, np.uint64), np.zeros(0), lane.multiplicity, [])
     template = lane.template
@@ -657,7 +706,7 @@ def key_profile(
     weights = np.ones(1)
     spread = 0.0
     for name in names:
-        listed = _values(generators[name], name == each)
+        listed = known.values_of(generators[name], name == each)
         if listed is None:  # every draw new: whatever the other names, spread
             spread += float(weights.sum())
             lists, weights = [], np.zeros(0)
@@ -673,7 +722,7 @@ def key_profile(
         lists.append(values)
         weights = np.outer(weights, w).ravel()
     texts = _render_all(template, names, lists) if len(weights) else []
-    hashes = np.fromiter((partition_hash(t) for t in texts), np.uint64, len(texts))
+    hashes = known.hash_all(texts)
     order = np.argsort(hashes, kind="stable")
     scaled = weights * lane.multiplicity
     hottest = np.argsort(-scaled, kind="stable")[:20].tolist() if texts else []
