@@ -417,7 +417,7 @@ def _check(args: argparse.Namespace) -> int:
     from loadgen.design.loader import load_designs
     from loadgen.pricing import format_cost, load_prices
     from loadgen.runner import cost_window
-    from loadgen.simulate.launch import check
+    from loadgen.simulate.launch import check_each
     from loadgen.simulate.remedy import Remedy, remedy, write_remedies
 
     remedies: list[Remedy] = []
@@ -432,8 +432,7 @@ def _check(args: argparse.Namespace) -> int:
         designs = chosen
     failed = []
     written = []
-    for i, design in enumerate(designs):
-        report = check(design)
+    for i, (design, report) in enumerate(zip(designs, check_each(designs), strict=True)):
         if i:
             print()
         print("\n".join(report.lines()))

@@ -27,8 +27,13 @@ per-pattern verdict's rule for a run), and names the limit that throttled most o
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 
 from loadgen.design.check import (
     FAIL,
@@ -57,7 +62,7 @@ from loadgen.simulate.causes import LimitRecord
 from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult, simulate
 from loadgen.simulate.profile import Profile, constant
 
-__all__ = ["LAUNCH_S", "check", "launch_profile", "report_of"]
+__all__ = ["LAUNCH_S", "check", "check_each", "launch_profile", "report_of"]
 
 LAUNCH_S = 600
 """Seconds of launch at the file's rates that ``check`` asks of the model and ``simulate``
@@ -80,6 +85,36 @@ def launch_profile(design: Design, seconds: int = LAUNCH_S) -> Profile:
 def check(design: Design, *, seed: int = 1) -> CheckReport:
     """The design's launch through the model (see the module docstring)."""
     return report_of(simulate(design, launch_profile(design), Settings(seed=seed)))
+
+
+def check_each(designs: Sequence[Design], *, seed: int = 1) -> Iterator[CheckReport]:
+    """`check` of each design, in order: side by side in processes of their own where there
+    are several designs and cores (each launch is its own simulation, one core's work)."""
+    workers = min(len(designs), _cores())
+    if workers < 2 or not _can_fork():
+        for design in designs:
+            yield check(design, seed=seed)
+        return
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        yield from pool.map(functools.partial(check, seed=seed), designs)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _can_fork() -> bool:
+    """Whether a forked child may run a simulation: a POSIX system, and not a process whose
+    standard library gevent has patched (a Locust process), where a fork inherits its hub."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is None or not monkey.is_module_patched("os")
 
 
 def _keyspace(design: Design, table: str, index: str | None) -> str | None:
