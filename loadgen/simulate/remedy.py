@@ -550,9 +550,14 @@ def write_remedies(path: str, out: str, remedies: list[Remedy]) -> None:
             block += [f"  {line}" for line in dumped.splitlines()]
         text = _with_variants(text, block)
     try:
+        # Its folder made as `loadgen check --out` makes it.
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text, encoding="utf-8")
     except OSError as e:
-        raise ConfigError(f"--remedy {out}: {e.strerror or e}") from None
+        raise ConfigError(
+            f"--remedy {out}: cannot write the remedied design there ({e.strerror or e}); "
+            "expected a file path in a folder this user may write"
+        ) from None
     names = {d.name for d in load_designs(out)}
     missing = [found.name for found in remedies if found.name not in names]
     if missing:  # pragma: no cover - a bug of the writer, not of the file

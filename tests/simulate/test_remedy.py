@@ -77,3 +77,18 @@ def test_a_file_with_variants_gets_one_more_per_failing_variant(tmp_path: Path) 
     names = [d.name for d in load_designs(str(out))]
     assert names == ["new-table", "warmed", "new-table-remedied"]
     assert main(["check", str(out), "--design", "new-table-remedied"]) == 0
+
+
+def test_the_remedy_goes_into_a_new_folder_and_a_path_it_cannot_write_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "remedies" / "lobby.yaml"
+    assert main(["check", str(DESIGNS / "game-lobby.yaml"), "--remedy", str(out)]) == 1
+    assert [d.name for d in load_designs(str(out))] == ["default", "remedied"]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    capsys.readouterr()
+    code = main(["check", str(DESIGNS / "game-lobby.yaml"), "--remedy", f"{blocked}/lobby.yaml"])
+    assert code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert line.startswith(f"loadgen: error: --remedy {blocked}/lobby.yaml: cannot write")
