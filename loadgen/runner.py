@@ -105,6 +105,9 @@ class RunConfig:
     """Operations in flight at once in the open model; an arrival finding none free is dropped."""
     rate_scale: float = 1.0
     """A design file: every pattern's launch rate times this."""
+    requests_per_operation: float = 1.0
+    """A design file at ``--scale auto``: requests its launch sends per operation, retries of
+    throttled attempts included, as the model counts them (`requests_per_operation`)."""
     starting_data: bool = True
     """A design file: write its starting data before the load (entities' populate, items)."""
     starting_limit: int | None = None
@@ -506,7 +509,7 @@ def _emulator(
         config.locust_args += defaults.billing
     embedded = EmbeddedEmulator(
         scale=scale,
-        launch_rate=config.launch_rate() if auto else None,
+        launch_rate=_launch_requests(config) if auto else None,
         largest_units=largest if auto else None,
         seed=config.seed,
         upstream=endpoint,
@@ -604,6 +607,8 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
+        if config.scale == "auto" and config.open_model:
+            _expect_retries(config, design, largest)
     starting = None if design is None else _starting_plans(config, design)
     written = 0 if starting is None or not config.starting_data else _items(starting[0])
     with _target(config, largest, written) as target:
@@ -713,14 +718,44 @@ def _write_starting_data(config: RunConfig, target: Target, limit: int) -> None:
         raise ConfigError(f"starting data not written (loadgen prefill exit {done.returncode})")
 
 
+def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> None:
+    """A design's requests per operation at launch, retries included, for ``--scale auto``:
+    asked of the model at the smallest scale the run may take, where one client's retry quota
+    lasts longest against the run's requests (the most retries: the scale it gives is one the
+    run delivers whichever the engine's rate makes it)."""
+    from loadgen.emulator.engines import AUTO_SCALES, smallest_faithful_scale
+    from loadgen.simulate.launch import requests_per_operation
+
+    floor = max(AUTO_SCALES[-1], smallest_faithful_scale(largest))
+    config.requests_per_operation = ratio = requests_per_operation(
+        design, config.duration_s(), floor, seed=config.seed
+    )
+    if ratio > 1.0 + 1e-6:
+        launch = config.launch_rate() or 0.0
+        print(
+            f"Design: the model expects {ratio:.2f} requests per operation at launch (the "
+            f"SDK's retries of throttled attempts): {launch * ratio:,.0f} requests/s where "
+            f"{launch:,.0f} operations/s are asked; --scale auto sizes the run for the requests",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _launch_requests(config: RunConfig) -> float | None:
+    """Requests/s at AWS scale the run's launch sends, as `--scale auto` sizes the run for."""
+    launch = config.launch_rate()
+    return None if launch is None else launch * config.requests_per_operation
+
+
 def _auto_reason(config: RunConfig, target: Target) -> str:
     """Why ``--scale auto`` chose the target's scale, or nothing."""
-    launch = config.launch_rate()
+    launch = _launch_requests(config)
     if not target.scale_auto or target.scale is None or launch is None:
         return ""
     from loadgen.emulator.engines import size_reason
 
-    offer = f" (--scale auto: {launch:,.0f} operations/s at AWS scale offer "
+    what = "operations/s" if config.requests_per_operation == 1.0 else "requests/s"
+    offer = f" (--scale auto: {launch:,.0f} {what} at AWS scale offer "
     offer += f"{launch * target.scale:,.0f}/s, "
     if target.engine_rate is None:
         return offer + "at most half of what the engine answered at its warm-up)"

@@ -189,3 +189,43 @@ def test_a_run_auto_scale_did_not_deliver_says_the_scale_this_machine_delivers()
     given = Target("http://127.0.0.1:1", "emulator", scale=0.1)
     assert _scale_check(given, {"load": dict(load)}) == []
     assert _scale_check(target, {"load": {**load, "delivered": True}}) == []
+
+
+def test_a_design_s_requests_per_operation_are_the_model_s_attempts() -> None:
+    from loadgen.design import load_design
+    from loadgen.simulate.engine import Settings, simulate
+    from loadgen.simulate.launch import launch_profile, requests_per_operation
+
+    # The single counter's key throttles at launch: its increments come back as the SDK's
+    # retries, which a run sends as requests of their own.
+    single = load_design(str(ROOT / "examples/designs/counter.yaml"), "single")
+    ratio = requests_per_operation(single, 20, 0.01)
+    result = simulate(single, launch_profile(single, 20), Settings(scale=0.01))
+    increments = result.patterns["increment"]
+    retried = sum(m.offered - m.new for m in increments)
+    assert retried > 0
+    assert ratio == pytest.approx(result.requests_per_s() / 1650)
+    assert ratio > 1.2
+    # A transaction cancelled for throttling is not retried by the SDK: the lobby's joins
+    # throttle at launch, and each is still one request.
+    lobby = load_design(str(ROOT / "examples/designs/game-lobby.yaml"))
+    assert requests_per_operation(lobby, 20, 0.01) == pytest.approx(1.0, abs=0.02)
+    # A Query over every shard (`each: shard`) is one request per shard.
+    light = load_design(str(ROOT / "examples/designs/chat.yaml"), "read-light")
+    assert requests_per_operation(light, 20, 0.01) > 5
+
+
+def test_a_design_run_at_scale_auto_sizes_the_run_for_its_requests() -> None:
+    from loadgen import runner
+    from loadgen.design import load_design
+
+    design = load_design(str(ROOT / "examples/designs/counter.yaml"), "single")
+    config = RunConfig(
+        workload=str(ROOT / "examples/designs/counter.yaml"),
+        scale="auto",
+        duration="20s",
+        rates=dict(design.rates),
+    )
+    runner._expect_retries(config, design, 1.0)
+    assert config.requests_per_operation > 1.2
+    assert runner._launch_requests(config) == pytest.approx(1650 * config.requests_per_operation)

@@ -219,7 +219,8 @@ def jvm_choice(run_seconds: float | None) -> tuple[tuple[str, ...], int]:
 
 
 def auto_scale(launch_rate: float, engine_rate: float, largest_units: float | None = None) -> float:
-    """The largest of `AUTO_SCALES` at which ``launch_rate`` (operations/s at AWS scale)
+    """The largest of `AUTO_SCALES` at which ``launch_rate`` (requests/s at AWS scale: a
+    design's, retries of throttled attempts included; a workload's operations/s)
     offers the engine at most half of ``engine_rate`` (requests/s it answered its warm-up at),
     but never one at which ``largest_units`` (the write units the largest request takes on
     one partition, at AWS scale) exceed `LARGEST_REQUEST_SHARE` of a partition's scaled

@@ -62,7 +62,14 @@ from loadgen.simulate.causes import LimitRecord
 from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult, simulate
 from loadgen.simulate.profile import Profile, constant
 
-__all__ = ["LAUNCH_S", "check", "check_each", "launch_profile", "report_of"]
+__all__ = [
+    "LAUNCH_S",
+    "check",
+    "check_each",
+    "launch_profile",
+    "report_of",
+    "requests_per_operation",
+]
 
 LAUNCH_S = 600
 """Seconds of launch at the file's rates that ``check`` asks of the model and ``simulate``
@@ -80,6 +87,17 @@ def launch_profile(design: Design, seconds: int = LAUNCH_S) -> Profile:
     profile = constant(total, seconds)
     span = f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
     return Profile(profile.rates, (f"the file's launch rates ({total:,.4g}/s) for {span}",))
+
+
+def requests_per_operation(design: Design, seconds: float, scale: float, *, seed: int = 1) -> float:
+    """Requests a run of the file's launch rates for ``seconds`` at ``scale`` sends per
+    operation: the SDK's retries of its throttled attempts included, as the model throttles
+    and retries them (`SimulationResult.requests_per_s`; one client's retry quota, counted in
+    the run's own requests). 1.0 where nothing throttles and each operation is one request."""
+    seconds = max(1, min(LAUNCH_S, math.ceil(seconds)))
+    result = simulate(design, launch_profile(design, seconds), Settings(seed=seed, scale=scale))
+    operations = math.fsum(design.rates[p.id] for p in design.patterns)
+    return result.requests_per_s() / operations if operations else 1.0
 
 
 def check(design: Design, *, seed: int = 1) -> CheckReport:
