@@ -182,10 +182,11 @@ def on_right_axis(series: str, unit: str) -> dict[str, Any]:
     }
 
 
-def as_ceiling(series: str) -> dict[str, Any]:
-    """A field override: the series named ``series`` as a dashed red limit line."""
+def as_ceiling(series: str, *, pattern: bool = False) -> dict[str, Any]:
+    """A field override: the series named ``series`` (or, with ``pattern``, every series the
+    regular expression ``series`` matches) as a dashed red limit line."""
     return {
-        "matcher": {"id": "byName", "options": series},
+        "matcher": {"id": "byRegexp" if pattern else "byName", "options": series},
         "properties": [
             {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}},
             {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},

@@ -206,6 +206,42 @@ panels = [
         unit="reqps",
         stacked=True,
     ),
+    timeseries(
+        "GSI write buffer",
+        "Index writes each GSI of the table has taken but not yet applied, by the reason its "
+        "partitions or capacity gave, against what its buffer holds (dashed red). DynamoDB "
+        "takes an index's writes at once and applies them as the index allows; only a full "
+        "buffer pushes back, and then every write to the table is refused until it drains "
+        "(docs/fidelity.md). Empty for a table without a GSI.",
+        targets(
+            (
+                f'sum by (index, reason) ({PREFIX}_gsi_buffered_write_units{{{INSTANCE}, '
+                f'table=~"$table"}})',
+                "{{index}} buffered ({{reason}})",
+            ),
+            (
+                f'max by (index) ({PREFIX}_gsi_buffer_write_units{{{INSTANCE}, table=~"$table"}})',
+                "{{index}} buffer",
+            ),
+        ),
+        grid(0, 47, 12, 8),
+        overrides=[as_ceiling(".* buffer$", pattern=True)],
+    ),
+    timeseries(
+        "Seconds until a GSI's buffer is full",
+        "At the last minute's rate, while a GSI's buffer fills faster than a split for heat "
+        "would help; check and a run's verdicts fail the table's writers where it is within "
+        "the launch's hour.",
+        targets(
+            (
+                f"min by (index) ({PREFIX}_gsi_buffer_full_in_seconds"
+                f'{{{INSTANCE}, table=~"$table"}})',
+                "{{index}}",
+            )
+        ),
+        grid(12, 47, 12, 8),
+        unit="s",
+    ),
 ]
 
 dashboard = common.dashboard(

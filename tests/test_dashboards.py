@@ -365,14 +365,26 @@ def test_every_emulator_partitions_query_returns_data(scraped: Scraped) -> None:
     combos = selections(grafana, ["instance", "table", "index"])
     tables = {combo["table"] for combo in combos}
     checked = 0
+    # A GSI's buffer is a series of the tables with a GSI (the orders' table); the seconds
+    # until it is full, only while it fills faster than a split would help.
+    with_gsi = {c["table"] for c in combos if c["index"] not in ("^$", ".*")}
+    buffers = {"GSI write buffer", "Seconds until a GSI's buffer is full"}
     for combo in combos:
         grafana.values = combo
         for panel in panels("emulator_partitions"):
             for target in panel["targets"]:
                 expr = grafana.interpolate(target["expr"])
-                assert grafana.run(target), (combo, panel["title"], target["refId"], expr)
+                found = grafana.run(target)  # a query Prometheus refuses raises here
+                if panel["title"] == "Seconds until a GSI's buffer is full" or (
+                    panel["title"] in buffers and combo["table"] not in with_gsi
+                ):
+                    continue
+                assert found, (combo, panel["title"], target["refId"], expr)
                 checked += 1
-    assert len(tables) == 2 and checked > 50
+    assert len(tables) == 2 and len(with_gsi) == 1 and checked > 50
+    grafana.values = {"instance": f"127.0.0.1:{port}", "table": min(with_gsi), "index": ".*"}
+    assert max(values_of(grafana, "GSI write buffer", "A", "emulator_partitions")) > 0
+    assert min(values_of(grafana, "GSI write buffer", "B", "emulator_partitions")) > 0
     # The partition ceiling is 1,000 write units/s at scale 1: 20 at the test's 0.02.
     grafana.values = {"instance": f"127.0.0.1:{port}", "table": sorted(tables)[0], "index": "^$"}
     assert set(
