@@ -392,6 +392,9 @@ class Target:
     localstack_faults: Any = None
     """LocalStack's fault injection during the run (`loadgen.targets.localstack.Faults`),
     where LocalStack answers and says; None otherwise."""
+    emulator_pid: int | None = None
+    """The embedded emulator's process (its engine's are its children), whose CPU the run
+    measures beside the load generator's (`loadgen.heat.cpu`)."""
 
 
 @dataclass(frozen=True)
@@ -531,6 +534,7 @@ def _emulator(
             scale_auto=auto,
             largest_units=largest if auto else None,
             localstack_faults=faults,
+            emulator_pid=emulator.pid,
         )
 
 
@@ -836,6 +840,7 @@ def _run_locust(
     progress = gevent.spawn(_progress, environment, recorder)
     users = 1 if config.open_model else config.users  # one user launches the arrivals
     runner.start(users, spawn_rate=config.spawn_rate or users)
+    meter = _cpu_meter(target)
     stopper = gevent.spawn_later(config.duration_s(), runner.quit)
     signals: list[int] = []
 
@@ -856,6 +861,7 @@ def _run_locust(
         stopper.kill()
         progress.kill()
     interrupted = bool(signals)
+    recorder.load.cpu = meter.read()
     results = results_of(
         environment,
         workload,
@@ -892,6 +898,19 @@ def _run_locust(
     if interrupted:
         raise Interrupted(signals[0])
     return results
+
+
+def _cpu_meter(target: Target, workers: tuple[int, ...] = ()) -> Any:
+    """The CPU of the run's processes from the start of the load (`loadgen.heat.cpu`): this
+    one's, its workers', and the embedded emulator's with its engine's."""
+    from loadgen.heat.cpu import CpuMeter
+
+    processes = [("load generator", pid) for pid in workers or (os.getpid(),)]
+    if workers:
+        processes.append(("load-generator master", os.getpid()))
+    if target.emulator_pid is not None:
+        processes.append(("emulator", target.emulator_pid))
+    return CpuMeter(processes)
 
 
 def _scale_check(target: Target, results: dict[str, Any]) -> list[str]:

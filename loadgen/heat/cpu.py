@@ -29,7 +29,7 @@ RAN_OUT = 0.9
 """A share of one core (a Python process), or of the machine's cores, at or above which the
 process or the machine had no more CPU to give: where Locust warns of its own process."""
 
-_ONE_CORE = frozenset({"load generator", "emulator"})
+_ONE_CORE = frozenset({"load generator", "load-generator master", "emulator"})
 """Roles whose work runs on one core at a time (Python, its interpreter lock)."""
 
 
