@@ -58,10 +58,20 @@ class CpuMeter:
                 continue
         self._wall = time.monotonic()
         self._machine = psutil.cpu_times()
+        self._held: dict[str, Any] | None = None
+
+    def hold(self) -> None:
+        """Read now and keep the reading for `read`: the end of the load, before processes
+        that ran it (a run's workers) quit and their CPU can no longer be read."""
+        self._held = self._now()
 
     def read(self) -> dict[str, Any]:
-        """The run's CPU so far: per process its CPU seconds and the cores they make over the
-        wall time (1.0: one core busy all along), and the machine's busy share."""
+        """The run's CPU from the start to `hold` (or to now): per process its CPU seconds and
+        the cores they make over the wall time (1.0: one core busy all along), and the
+        machine's busy share."""
+        return self._held or self._now()
+
+    def _now(self) -> dict[str, Any]:
         wall = max(time.monotonic() - self._wall, 1e-6)
         rows = []
         for role, process, start in self._watched:
