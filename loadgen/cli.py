@@ -324,6 +324,7 @@ def _add_load_flags(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--processes",
+        metavar="N|auto",
         help="open model: load-generator processes that drive the arrivals, as Locust's own "
         "--processes (a master here, N workers): N, or auto (default: more than one only "
         "where the attempts offered need it and cores beside the target allow)",

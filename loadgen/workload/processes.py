@@ -89,7 +89,7 @@ def choose(
     if needed <= 1:
         return 1, f"--processes auto: {offered}"
     if free < 2:
-        target = f", {reserved} left to the target" if reserved else ""
+        target = f", {reserved} left to the target," if reserved else ""
         return 1, (
             f"--processes auto: {offered}, but the machine's {cores} cores{target} leave "
             "one to the load generator"
