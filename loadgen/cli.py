@@ -322,6 +322,13 @@ def _add_load_flags(run: argparse.ArgumentParser) -> None:
         help="open model: operations in flight at once (default 1000); an arrival that finds "
         "none free is dropped",
     )
+    run.add_argument(
+        "--processes",
+        metavar="N|auto",
+        help="open model: load-generator processes that drive the arrivals, as Locust's own "
+        "--processes (a master here, N workers): N, or auto (default: more than one only "
+        "where the attempts offered need it and cores beside the target allow)",
+    )
 
 
 def load_config_file(path: str) -> dict[str, Any]:

@@ -103,6 +103,10 @@ class RunConfig:
     """Rate stages: ``[{duration: 30s, rate: 1000}, ...]`` or ``30s:1000,1m:3000``."""
     max_in_flight: int | None = None
     """Operations in flight at once in the open model; an arrival finding none free is dropped."""
+    processes: int | str | None = None
+    """Load-generator processes that drive the open model's arrivals, or ``auto`` (the
+    default): more than one where the attempts offered need it and cores allow
+    (`loadgen.workload.processes`)."""
     rate_scale: float = 1.0
     """A design file: every pattern's launch rate times this."""
     requests_per_operation: float = 1.0
@@ -239,6 +243,13 @@ class RunConfig:
         self.duration_s()
         self.cost_window()
         self.load_argv(None)  # the open model's settings, checked before a target starts
+        from loadgen.workload.processes import parse
+
+        if parse(self.processes) not in ("auto", 1) and not self.open_model:
+            raise ConfigError(
+                f"--processes {self.processes} splits the open model's arrivals: give a rate "
+                "(--rate, or rates or stages in the config file)"
+            )
         from loadgen.design import keys as distributions
 
         distributions.validate_spec(self.distribution)
@@ -395,6 +406,9 @@ class Target:
     localstack_faults: Any = None
     """LocalStack's fault injection during the run (`loadgen.targets.localstack.Faults`),
     where LocalStack answers and says; None otherwise."""
+    emulator_pid: int | None = None
+    """The embedded emulator's process (its engine's are its children), whose CPU the run
+    measures beside the load generator's (`loadgen.heat.cpu`)."""
 
 
 @dataclass(frozen=True)
@@ -534,6 +548,7 @@ def _emulator(
             scale_auto=auto,
             largest_units=largest if auto else None,
             localstack_faults=faults,
+            emulator_pid=emulator.pid,
         )
 
 
@@ -832,6 +847,7 @@ def _run_locust(
 
     from loadgen.heat.results import format_summary, write_results
     from loadgen.verdict.summary import conclude
+    from loadgen.workload import processes
     from loadgen.workload.user import DynamoUser, prepare, record, results_of, serve_metrics
 
     user_classes, shape_classes = load_locustfile(str(locustfile))
@@ -863,21 +879,35 @@ def _run_locust(
     workload = workloads[0]
     prepare(environment, workload)
     metrics = serve_metrics(environment)  # before the init hooks, so errors reach the CLI
-    runner = environment.create_local_runner()
+    count = _processes(config, target)
+    pool = contextlib.ExitStack()
+    workers = None
+    runner: Any
+    if count > 1:  # this process is the master of `count` workers, which drive the arrivals
+        workers = pool.enter_context(processes.workers(locustfile, count, environment))
+        runner = environment.runner  # Locust's master, bound on loopback
+    else:
+        runner = environment.create_local_runner()
     locust.events.init.fire(environment=environment, runner=runner, web_ui=None)  # type: ignore[no-untyped-call]
     recorder = record(environment)
+    recorder.load.processes = count
     if metrics is not None:
         print(f"Metrics: {metrics.url}", file=sys.stderr, flush=True)
+    if workers is not None:
+        with _closing_on_error(pool):
+            workers.wait_connected(runner)
     progress = gevent.spawn(_progress, environment, recorder)
-    users = 1 if config.open_model else config.users  # one user launches the arrivals
+    # One user launches the arrivals, one per worker where workers drive them.
+    users = count if config.open_model else config.users
     runner.start(users, spawn_rate=config.spawn_rate or users)
-    stopper = gevent.spawn_later(config.duration_s(), runner.quit)
+    meter = _cpu_meter(target, () if workers is None else workers.pids)
+    stopper = gevent.spawn_later(config.duration_s(), processes.end_run, runner, meter.hold)
     signals: list[int] = []
 
     def stop_early(signum: int) -> None:
         # Stop the users and fall through to the summary: results gathered are kept.
         signals.append(signum)
-        runner.quit()
+        gevent.spawn(processes.end_run, runner, meter.hold)
 
     handlers = [
         gevent.signal_handler(signum, stop_early, signum)
@@ -890,7 +920,9 @@ def _run_locust(
             handler.cancel()
         stopper.kill()
         progress.kill()
+        pool.close()  # the workers quit with the master
     interrupted = bool(signals)
+    recorder.load.cpu = meter.read()
     results = results_of(
         environment,
         workload,
@@ -927,6 +959,57 @@ def _run_locust(
     if interrupted:
         raise Interrupted(signals[0])
     return results
+
+
+def _processes(config: RunConfig, target: Target) -> int:
+    """The load-generator processes of the run (``--processes``), said before it starts."""
+    from loadgen.workload import processes
+
+    asked = processes.parse(config.processes)
+    if not config.open_model:
+        return 1  # Locust's users, in this process
+    launch = config.launch_rate()
+    # Each operation one attempt at least; the retries of a throttled one are not counted.
+    attempts = None if launch is None else launch * (target.scale or 1.0)
+    reserved = (target.emulator_pid is not None) + (target.engine in _ENGINE_PROCESSES)
+    count, why = processes.choose(
+        asked, attempts_per_s=attempts, client=config.client, cores=processes.usable_cores(),
+        reserved=reserved,
+    )  # fmt: skip
+    print(
+        f"Load generator: {count} process{'es' if count > 1 else ''} drive the arrivals ({why})"
+        if count > 1
+        else f"Load generator: 1 process drives the arrivals ({why})",
+        file=sys.stderr,
+        flush=True,
+    )
+    return count
+
+
+_ENGINE_PROCESSES = frozenset({"dynamodb-local", "localstack"})
+"""Embedded engines that run in a process of their own, beside the emulator's."""
+
+
+@contextlib.contextmanager
+def _closing_on_error(stack: contextlib.ExitStack) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        stack.close()
+        raise
+
+
+def _cpu_meter(target: Target, workers: tuple[int, ...] = ()) -> Any:
+    """The CPU of the run's processes from the start of the load (`loadgen.heat.cpu`): this
+    one's, its workers', and the embedded emulator's with its engine's."""
+    from loadgen.heat.cpu import CpuMeter
+
+    processes = [("load generator", pid) for pid in workers or (os.getpid(),)]
+    if workers:
+        processes.append(("load-generator master", os.getpid()))
+    if target.emulator_pid is not None:
+        processes.append(("emulator", target.emulator_pid))
+    return CpuMeter(processes)
 
 
 def _scale_check(target: Target, results: dict[str, Any]) -> list[str]:

@@ -266,11 +266,12 @@ def with_design(
     *,
     empty: bool = False,
     items: int = 1000,
-    offered: dict[str, tuple[int, int]] | None = None,
+    offered: dict[str, tuple[int, ...]] | None = None,
     rate_scale: float = 0.1,
 ) -> dict[str, Any]:
     """``results`` of a design run: its patterns, its starting data and, given ``offered``
-    (pattern id to offered and achieved arrivals), an open-model ``load`` section."""
+    (pattern id to offered and achieved arrivals, then optionally those dropped and their
+    mean service time in ms), an open-model ``load`` section."""
     results["design"] = {
         "file": "chat.yaml",
         "name": "default",
@@ -289,8 +290,14 @@ def with_design(
             "arrivals": "constant",
             "scale": rate_scale,
             "operations": [
-                {"operation": op, "offered": o, "achieved": a, "dropped": 0}
-                for op, (o, a) in offered.items()
+                {
+                    "operation": op,
+                    "offered": counts[0],
+                    "achieved": counts[1],
+                    "dropped": (*counts, 0)[2],
+                    "service_mean_ms": (*counts, 0, 5.0)[3],
+                }
+                for op, counts in offered.items()
             ],
         }
     return results

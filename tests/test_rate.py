@@ -149,9 +149,30 @@ def test_a_stall_shows_in_the_open_models_p99_and_hides_in_the_closed_models(
     assert p99["closed"] < 500, p99
 
 
+@pytest.mark.slow
+def test_two_processes_deliver_a_rate_and_the_run_says_so(tmp_path: Path) -> None:
+    results, stderr = rate_run(
+        tmp_path, "two", "counter", "--design", "sharded", "--rate", "1000", "--duration", "6s",
+        "--client", "fast", "--processes", "2",
+    )  # fmt: skip
+    load = results["load"]
+    assert "Load generator: 2 processes drive the arrivals (--processes 2)" in stderr
+    assert load["processes"] == 2
+    assert load["delivered"] is True, load
+    assert 95 <= load["offered_per_s"] <= 105, load  # the rate split, not doubled
+    # The workers' reports merged: every arrival achieved is one call, counted once.
+    assert results["totals"]["requests"] == load["achieved"]
+    roles = [row["role"] for row in load["cpu"]["processes"]]
+    assert roles.count("load generator") == 2, load["cpu"]
+    assert {"load-generator master", "emulator"} <= set(roles)
+    assert all(row["cpu_s"] > 0 for row in load["cpu"]["processes"])
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["--processes", "2"], "--processes 2 splits the open model's arrivals: give a rate"),
+        (["--rate", "100", "--processes", "0"], "--processes must be an integer >= 1 or auto"),
         (["--rate", "-5"], "--rate must be > 0 operations/s (got -5.0)"),
         (["--rate", "100", "--users", "5"], "--users 5 and a rate exclude each other"),
         (["--max-in-flight", "20"], "--max-in-flight 20 needs a rate"),

@@ -4,10 +4,12 @@ load was delivered.
 A rate run (``loadgen run --rate R``, see `loadgen.workload.arrivals`) offers arrivals on a
 clock. `LoadLedger` counts, per operation and per wall-clock second, the arrivals offered,
 those that completed (achieved, whatever their outcome) and those dropped because no
-in-flight slot was free or the generator fell behind its clock; beside them, per second,
-the mean service time, the load generator's CPU (Locust's own sample) and how far the
-arrival clock ran late. Workers send their ledger with Locust's worker reports (through
-`loadgen.heat.recorder.RunRecorder`) and the master merges it.
+in-flight slot was free (``capped``) or the generator fell behind its clock; beside them, per
+second, the mean service time, the load generator's CPU (Locust's own sample) and how far the
+arrival clock ran late; over the run, the CPU each process of the run took
+(`loadgen.heat.cpu`) and how many load-generator processes drove the arrivals. Workers send
+their ledger with Locust's worker reports (through `loadgen.heat.recorder.RunRecorder`) and
+the master merges it.
 
 The load was **delivered** when the achieved count was at least 95% of the offered count
 over every 5-second window after the ramp (the run's last, partial second aside):
@@ -59,11 +61,14 @@ class Second:
     """How late the arrival clock ran, at most."""
     in_flight: int = 0
     """Most operations in flight at once (per process; summed over workers)."""
+    capped: int = 0
+    """Of ``dropped``, those that found every in-flight slot busy (the others came late)."""
 
     def merge(self, other: Second) -> None:
         self.offered += other.offered
         self.achieved += other.achieved
         self.dropped += other.dropped
+        self.capped += other.capped
         self.service_ms += other.service_ms
         self.cpu_percent = max(self.cpu_percent, other.cpu_percent)
         self.lag_s = max(self.lag_s, other.lag_s)
@@ -82,6 +87,11 @@ class LoadLedger:
         """Per operation: offered, achieved, dropped."""
         self.service_ms: dict[str, float] = {}
         """Per operation: the sum of the service times (launch to end) of those achieved."""
+        self.processes = 1
+        """Load-generator processes that drove the arrivals (``loadgen run --processes``)."""
+        self.cpu: dict[str, Any] | None = None
+        """The CPU each process of the run took over it (`loadgen.heat.cpu.CpuMeter.read`),
+        where the run measured it."""
 
     def _second(self, second: int) -> Second:
         column = self.seconds.get(second)
@@ -106,11 +116,14 @@ class LoadLedger:
         self._operation(operation)[1] += 1
         self.service_ms[operation] = self.service_ms.get(operation, 0.0) + service_ms
 
-    def drop(self, operation: str, second: int, count: int = 1) -> None:
-        """Count ``count`` arrivals offered and dropped."""
+    def drop(self, operation: str, second: int, count: int = 1, *, late: bool = False) -> None:
+        """Count ``count`` arrivals offered and dropped: at the in-flight cap, or ``late``
+        (the generator fell behind its clock)."""
         column = self._second(second)
         column.offered += count
         column.dropped += count
+        if not late:
+            column.capped += count
         counts = self._operation(operation)
         counts[0] += count
         counts[2] += count
@@ -132,7 +145,7 @@ class LoadLedger:
             "plan": self.plan,
             "seconds": [
                 [s, c.offered, c.achieved, c.dropped, c.service_ms, c.cpu_percent, c.lag_s,
-                 c.in_flight]
+                 c.in_flight, c.capped]
                 for s, c in self.seconds.items()
             ],
             "operations": {op: list(counts) for op, counts in self.operations.items()},
@@ -143,10 +156,8 @@ class LoadLedger:
         """Add a worker's ledger made by `to_dict`."""
         if data.get("plan") and self.plan is None:
             self.plan = dict(data["plan"])
-        for s, offered, achieved, dropped, service, cpu, lag, in_flight in data["seconds"]:
-            self._second(int(s)).merge(
-                Second(offered, achieved, dropped, service, cpu, lag, in_flight)
-            )
+        for s, *counts in data["seconds"]:
+            self._second(int(s)).merge(Second(*counts))
         for op, counts in data["operations"].items():
             mine = self._operation(op)
             for i, n in enumerate(counts):
@@ -172,13 +183,17 @@ class LoadLedger:
         # Rates over the whole seconds: the first and the last are cut short by the run.
         full = columns[1:-1] if len(columns) >= 3 else columns
         span = max(len(full), 1)
-        delivery = _delivery(columns, float(self.plan.get("ramp_s") or 0.0), self.plan)
+        delivery = _delivery(
+            columns, float(self.plan.get("ramp_s") or 0.0), self.plan, self.cpu, self.processes
+        )
         return {
             "model": "open",
             **self.plan,
+            "processes": self.processes,
             "offered": offered,
             "achieved": achieved,
             "dropped": dropped,
+            "dropped_at_cap": sum(c.capped for c in columns),
             "offered_per_s": sum(c.offered for c in full) / span,
             "achieved_per_s": sum(c.achieved for c in full) / span,
             "operations": [
@@ -210,12 +225,20 @@ class LoadLedger:
                 "cpu_percent": [c.cpu_percent for c in columns],
                 "lag_s": [round(c.lag_s, 3) for c in columns],
                 "in_flight": [c.in_flight for c in columns],
+                "capped": [c.capped for c in columns],
             },
+            **({"cpu": self.cpu} if self.cpu is not None else {}),
             **delivery,
         }
 
 
-def _delivery(columns: list[Second], ramp_s: float, plan: dict[str, Any]) -> dict[str, Any]:
+def _delivery(
+    columns: list[Second],
+    ramp_s: float,
+    plan: dict[str, Any],
+    cpu: dict[str, Any] | None = None,
+    processes: int = 1,
+) -> dict[str, Any]:
     """Whether every window after the ramp achieved 95% of its offered load, and why not."""
     # The last second is cut short by the end of the run (operations in flight are stopped).
     usable = columns[:-1] if len(columns) > 1 else columns
@@ -240,25 +263,45 @@ def _delivery(columns: list[Second], ramp_s: float, plan: dict[str, Any]) -> dic
         "worst_window": worst,
         "bottleneck": None
         if delivered
-        else _bottleneck(columns, [checked[i] for i in sorted(failing)], plan),
+        else _bottleneck(columns, [checked[i] for i in sorted(failing)], plan, cpu, processes),
     }
 
 
-def _bottleneck(columns: list[Second], failing: list[Second], plan: dict[str, Any]) -> str:
-    """What the run saw while the load fell short: the generator, the cap or the target."""
+def _bottleneck(
+    columns: list[Second],
+    failing: list[Second],
+    plan: dict[str, Any],
+    measured: dict[str, Any] | None = None,
+    processes: int = 1,
+) -> str:
+    """What the run saw while the load fell short: a process out of CPU, the generator's
+    clock, the cap or the target."""
     if not failing:
         return "no complete second to measure"
+    from loadgen.heat.cpu import ran_out
+
     causes = []
-    cpu = max(c.cpu_percent for c in failing)
-    if cpu >= CPU_WARNING_PERCENT:
-        causes.append(f"load generator CPU at {cpu:.0f}% (Locust warns at 90%)")
+    if measured is not None:
+        # Measured over the run for every process: the emulator and the engine too.
+        causes += ran_out(measured)
+    else:
+        cpu = max(c.cpu_percent for c in failing)
+        if cpu >= CPU_WARNING_PERCENT:
+            causes.append(f"load generator CPU at {cpu:.0f}% (Locust warns at 90%)")
     lag = max(c.lag_s for c in failing)
-    if lag >= 0.5:
-        causes.append(f"the arrival clock ran up to {lag:.1f} s late")
-    dropped = sum(c.dropped for c in failing)
-    if dropped:
+    dropped_late = sum(c.dropped - c.capped for c in failing)
+    if lag >= 0.5 or dropped_late:
+        causes.append(
+            f"the arrival clock ran up to {lag:.1f} s late"
+            + (f": {dropped_late} arrivals dropped late" if dropped_late else "")
+        )
+    capped = sum(c.capped for c in failing)
+    if capped:
         cap = plan.get("max_in_flight")
-        causes.append(f"in-flight cap reached (--max-in-flight {cap}): {dropped} arrivals dropped")
+        per = f", {-(-int(cap) // processes)} a process" if processes > 1 and cap else ""
+        causes.append(
+            f"in-flight cap reached (--max-in-flight {cap}{per}): {capped} arrivals dropped"
+        )
     early = [c.service_ms / c.achieved for c in columns[:DELIVERY_WINDOW_S] if c.achieved]
     late = [c.service_ms / c.achieved for c in failing if c.achieved]
     if early and late and max(late) > LATENCY_GROWTH * min(early) and max(late) > 1.0:
@@ -272,8 +315,10 @@ def format_load(load: dict[str, Any]) -> list[str]:
     """The summary's lines on the offered load and whether it was delivered."""
     scale = load.get("scale")
     at = f" at scale {scale:g}" if scale not in (None, 1, 1.0) else ""
+    processes = int(load.get("processes") or 1)
+    drove = f", {processes} load-generator process{'es' if processes > 1 else ''}"
     lines = [
-        f"Load (open model, {load.get('arrivals')} arrivals): launch traffic "
+        f"Load (open model, {load.get('arrivals')} arrivals{drove}): launch traffic "
         f"{load.get('rate', 0):,.0f}/s, offered {load['offered_per_s']:.1f}/s{at}, achieved "
         f"{load['achieved_per_s']:.1f}/s, dropped {load['dropped']}",
     ]
@@ -284,6 +329,10 @@ def format_load(load: dict[str, Any]) -> list[str]:
             f"{row['achieved_per_s']:>9.1f}/s  dropped {row['dropped']:>8}"
             + (f"  service time {service:.1f} ms mean" if service is not None else "")
         )
+    if load.get("cpu"):
+        from loadgen.heat.cpu import format_cpu
+
+        lines.append(format_cpu(load["cpu"]))
     worst = load.get("worst_window")
     if load.get("delivered"):
         lines.append(

@@ -15,7 +15,8 @@ and says PASS or FAIL with the reason in words: a throttle by what refused it (D
 reason and the partition model's cause, `loadgen.verdict.throttles`), the key it fell on
 where the cause is a partition's ceiling, an error with the target's message. What the run
 could not judge is ``NOT JUDGED``, never a PASS or a FAIL: a pattern whose load the machine
-did not deliver (and that throttled nothing), whose reads mostly found no item or whose
+did not deliver (and that throttled nothing; its reason says what became of its arrivals and
+why, `loadgen.verdict.delivery`), whose reads mostly found no item or whose
 conditions mostly failed (the starting data did not hold what it reads), or whose only need
 is a latency a local engine cannot give. A run that started on an empty table
 (``design.starting_data.empty``) never passes silently: what would pass is ``EMPTY``.
@@ -27,11 +28,13 @@ is a latency a local engine cannot give. A run that started on an empty table
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from loadgen.model.partitions import falls_behind
 from loadgen.refusals import CAUSES, NOT_REPORTED
+from loadgen.verdict.delivery import shortfall_words
 
 __all__ = [
     "EMPTY",
@@ -136,6 +139,9 @@ class PatternVerdict:
     latency_judged: bool = True
     """False on a local target: its engine's latency is not DynamoDB's, so the need is shown
     against the measured figure but does not decide the verdict (it does against AWS)."""
+    shortfall: str = ""
+    """Where its load was not delivered: what became of its arrivals and what held the run
+    back, in words (`loadgen.verdict.delivery`)."""
 
     @property
     def throttled_share(self) -> float:
@@ -205,11 +211,14 @@ def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
     behind = [b for b in results.get("gsi_buffers") or () if falls_behind(b.get("full_in_s"))]
     return [
         _behind(
-            _verdict(pattern, rows.get(pattern["id"]), offered, load, scale, starting, judged),
+            _verdict(
+                pattern, rows.get(pattern["id"]), offered, load, scale, starting, judged,
+                why=lambda pid: shortfall_words(results, pid, throttled_over=MAX_THROTTLED_SHARE),
+            ),
             behind,
         )
         for pattern in design.get("patterns") or ()
-    ]
+    ]  # fmt: skip
 
 
 def _behind(verdict: PatternVerdict, behind: list[dict[str, Any]]) -> PatternVerdict:
@@ -284,6 +293,7 @@ def _verdict(
     scale: float,
     starting: dict[str, Any],
     latency_judged: bool = True,
+    why: Callable[[str], str] = lambda pattern: "",
 ) -> PatternVerdict:
     asked = float(pattern.get("rate") or 0.0)
     delivered = _delivered(pattern, row, offered, load, scale)
@@ -321,11 +331,13 @@ def _verdict(
         latency_judged=latency_judged,
     )
     found_share, failed_conditions = _found(found)
+    share = verdict.delivered_share
     verdict = replace(
         verdict,
         throttled_by=_throttled_by(found, verdict),
         found_share=found_share,
         condition_failed=failed_conditions,
+        shortfall=why(verdict.id) if share is not None and share < MIN_DELIVERED_SHARE else "",
     )
     reasons = _failures(verdict, found)
     status = FAIL if reasons else PASS
@@ -507,10 +519,9 @@ def _not_judged(verdict: PatternVerdict) -> list[str]:
 
 
 def _undelivered(verdict: PatternVerdict) -> str:
-    return (
-        f"load not delivered: the machine sent {_percent(verdict.delivered_share or 0.0)} of "
-        "the rate asked (the run judges the machine, not the design; see its load lines)"
-    )
+    delivered = _percent(verdict.delivered_share or 0.0)
+    why = f" ({verdict.shortfall})" if verdict.shortfall else ""
+    return f"load not delivered: {delivered} of the rate asked was delivered{why}"
 
 
 def _percent(share: float) -> str:

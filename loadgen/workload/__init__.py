@@ -10,7 +10,8 @@
 
 Owns: the Locust user every workload derives from and the hooks it installs (`user`), the
 workload's command-line options (`options`), table creation (`tables`), and the open load
-model, where arrivals are launched at a rate (`arrivals`). Its keys are drawn by the key
+model, where arrivals are launched at a rate (`arrivals`), driven from several Locust
+processes where one is the limit (`processes`). Its keys are drawn by the key
 distributions of `loadgen.design.keys`. Imports `loadgen.client`, `loadgen.design` (keys
 only), `loadgen.heat`, `loadgen.model`, `loadgen.targets`
 (to ask a running emulator its scale), `loadgen.webui` (installed on Locust's web UI) and

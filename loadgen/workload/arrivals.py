@@ -289,7 +289,7 @@ class ArrivalDriver:
                     )
                 if next_t < now - _LATE_S:
                     # The clock fell behind: drop what could not be launched in time.
-                    self._drop_bulk(plan.expected(next_t - t0, now - t0), second)
+                    self._drop_bulk(plan.expected(next_t - t0, now - t0), second, late=True)
                     next_t = now
                 handled = 0
                 while next_t <= now and handled < _BATCH:
@@ -332,14 +332,14 @@ class ArrivalDriver:
         self.created += 1
         return self.make_worker()
 
-    def _drop_bulk(self, expected: float, second: int) -> None:
+    def _drop_bulk(self, expected: float, second: int, *, late: bool = False) -> None:
         total = self.plan.total
         for operation, rate in zip(self._operations, self._weights, strict=True):
             due = self._carry[operation] + expected * rate / total
             count = int(due)
             self._carry[operation] = due - count
             if count:
-                self.ledger.drop(operation, second, count)
+                self.ledger.drop(operation, second, count, late=late)
 
     def _launch(self, worker: Any, operation: str, intended: float, wall_offset: float) -> None:
         from gevent import GreenletExit

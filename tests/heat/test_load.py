@@ -89,3 +89,49 @@ def test_workers_ledgers_merge_through_the_recorders_report() -> None:
     assert load.seconds[10].offered == 101 and load.seconds[10].dropped == 1
     assert load.seconds[10].cpu_percent == 41.0  # the busiest generator
     assert load.seconds[10].in_flight == 6
+
+
+def test_arrivals_dropped_late_are_not_the_in_flight_caps() -> None:
+    ledger = ledger_of([100] * 10, [100] * 5 + [40] * 5)
+    for second in range(1005, 1010):
+        ledger.drop("increment", second, 50, late=True)
+        ledger.drop("increment", second, 10)
+        ledger.sample(second, cpu_percent=20.0, lag_s=1.5, in_flight=20)
+    summary = ledger.summary()
+    assert summary["dropped"] == 300 and summary["dropped_at_cap"] == 50
+    assert summary["timeline"]["capped"] == [0] * 5 + [10] * 5
+    # The short windows' drops (the last second, cut short by the run's end, aside).
+    assert summary["bottleneck"] == (
+        "the arrival clock ran up to 1.5 s late: 200 arrivals dropped late; "
+        "in-flight cap reached (--max-in-flight 20): 40 arrivals dropped"
+    )
+
+
+def test_the_bottleneck_names_the_process_that_ran_out_of_cpu_as_measured() -> None:
+    ledger = ledger_of([100] * 10, [100] * 5 + [10] * 5)
+    ledger.processes = 2
+    ledger.cpu = {
+        "wall_s": 20.0, "cores": 2, "machine_busy": 0.96,
+        "processes": [
+            {"role": "load generator", "pid": 1, "cpu_s": 4.0, "cores": 0.2},
+            {"role": "load generator", "pid": 2, "cpu_s": 4.4, "cores": 0.22},
+            {"role": "emulator", "pid": 3, "cpu_s": 19.6, "cores": 0.98},
+            {"role": "engine", "pid": 4, "cpu_s": 8.0, "cores": 0.4},
+        ],
+    }  # fmt: skip
+    for second in range(1005, 1010):
+        ledger.sample(second, cpu_percent=97.0, lag_s=0.0, in_flight=20)  # Locust's sample
+    summary = ledger.summary()
+    # Measured over the run for each process, the measure replaces the generator's sample.
+    assert summary["bottleneck"] == (
+        "the emulator's process ran out of CPU (98% of a core over the run); the machine's 2 "
+        "cores were 96% busy (in cores: the load generator 0.4, the emulator 1.0, the engine "
+        "0.4, other processes 0.1)"
+    )
+    assert summary["processes"] == 2 and summary["cpu"] == ledger.cpu
+    lines = format_load(summary)
+    assert lines[0].startswith("Load (open model, constant arrivals, 2 load-generator processes)")
+    assert lines[-2] == (
+        "CPU over the run, in cores: the load generator 0.4, the emulator 1.0, the engine 0.4, "
+        "other processes 0.1; the machine's 2 cores 96% busy"
+    )

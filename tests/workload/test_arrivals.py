@@ -133,6 +133,8 @@ def test_an_arrival_that_finds_no_free_slot_is_dropped_not_queued() -> None:
     assert offered > 20
     assert dropped == offered - 5
     assert ledger.plan is not None and ledger.plan["max_in_flight"] == 5
+    # Counted as the cap's, not as arrivals that came late: the summary names the cap.
+    assert sum(second.capped for second in ledger.seconds.values()) == dropped
 
 
 def test_operations_that_finish_free_their_slot_for_the_next_arrival() -> None:
