@@ -968,8 +968,7 @@ def _processes(config: RunConfig, target: Target) -> int:
     asked = processes.parse(config.processes)
     if not config.open_model:
         return 1  # Locust's users, in this process
-    launch = config.launch_rate()
-    # Each operation one attempt at least; the retries of a throttled one are not counted.
+    launch = _launch_requests(config)  # a design's retries of throttled attempts included
     attempts = None if launch is None else launch * (target.scale or 1.0)
     reserved = (target.emulator_pid is not None) + (target.engine in _ENGINE_PROCESSES)
     count, why = processes.choose(
