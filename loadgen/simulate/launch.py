@@ -77,9 +77,11 @@ def launch_profile(design: Design, seconds: int = LAUNCH_S) -> Profile:
     return Profile(profile.rates, (f"the file's launch rates ({total:,.4g}/s) for {span}",))
 
 
-def check(design: Design, *, seed: int = 1) -> CheckReport:
-    """The design's launch through the model (see the module docstring)."""
-    return report_of(simulate(design, launch_profile(design), Settings(seed=seed)))
+def check(design: Design, *, seed: int = 1, distribution: str = "zipf:0.99") -> CheckReport:
+    """The design's launch through the model (see the module docstring); ``distribution``:
+    the keys of generators that name none (a run's ``--distribution``)."""
+    settings = Settings(seed=seed, distribution=distribution)
+    return report_of(simulate(design, launch_profile(design), settings))
 
 
 def _keyspace(design: Design, table: str, index: str | None) -> str | None:
