@@ -70,6 +70,15 @@ def _provision(want: Demand | None) -> str:
     return f"{provisioned_figure(want.units_per_s):,}" if want is not None else "the peak's"
 
 
+def _figures(want: Demand | None, provisioned: bool = False) -> tuple[float | None, int | None]:
+    """A capacity finding's `Finding.asked` and `Finding.figure`: the launch's demand, and
+    the warm throughput or maximum it needs (the provisioned units, for ``provisioned``)."""
+    if want is None:
+        return None, None
+    units = want.units_per_s
+    return units, provisioned_figure(units) if provisioned else capacity_figure(units)
+
+
 def _asks(want: Demand | None, side: str) -> str:
     if want is None:
         return ""
@@ -121,6 +130,7 @@ def _buffer(
             f"WriteUnitsPerSecond to {need} before the launch."
         )
         guide = GUIDES["gsi-sharding"]
+    provisioned = any("Provisioned" in reason for reason in reasons)
     return Finding(
         "gsi-buffer",
         scope.name,
@@ -132,6 +142,7 @@ def _buffer(
         attempts,
         "buffer",
         tuple(patterns),
+        *_figures(want, provisioned),
     )
 
 
@@ -200,6 +211,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
                 group.attempts,
                 cause,
                 tuple(group.patterns),
+                want.units_per_s,  # nothing to set: the demand fits
             )
         return Finding(
             "table-capacity",
@@ -216,6 +228,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             group.attempts,
             cause,
             tuple(group.patterns),
+            *_figures(want, cause == "provisioned"),
         )
     if cause == "buffer":
         return _buffer(
@@ -238,6 +251,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             group.attempts,
             cause,
             tuple(group.patterns),
+            *_figures(want, cause == "provisioned"),
         )
     if cause == "account":
         return Finding(
@@ -253,6 +267,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             group.attempts,
             cause,
             tuple(group.patterns),
+            *_figures(want, cause == "provisioned"),
         )
     cap = table.get(f"max_{side}_units")
     return Finding(
@@ -267,6 +282,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
         group.attempts,
         cause,
         tuple(group.patterns),
+        *_figures(want),
     )
 
 

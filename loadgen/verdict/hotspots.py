@@ -226,6 +226,8 @@ def key_finding(
             place.throttled + measured / READ_CEILING,
             "partition",
             tuple(patterns),
+            asked or None,
+            shards_for(basis, "read"),
         )
     shards = shards_for(basis, "write")
     on = "at the launch's demand" if asked else "at the rate measured"
@@ -253,6 +255,8 @@ def key_finding(
             place.throttled + measured / WRITE_CEILING,
             "partition",
             tuple(patterns),
+            asked or None,
+            shards,
         )
     return Finding(
         "hot-key",
@@ -267,6 +271,8 @@ def key_finding(
         place.throttled + measured / WRITE_CEILING,
         "partition",
         tuple(patterns),
+        asked or None,
+        shards,
     )
 
 
