@@ -20,7 +20,7 @@ import yaml
 from loadgen.cli import main
 from loadgen.design.loader import load_design
 from loadgen.simulate import LAUNCH_S, check
-from loadgen.simulate.demand import pattern_demands
+from loadgen.simulate.demand import pattern_demands, pattern_units
 from loadgen.verdict.patterns import pattern_verdicts
 from tests.test_run import loadgen
 
@@ -244,3 +244,22 @@ def test_check_warns_of_many_transactions_on_one_item(tmp_path: Path) -> None:
     assert note.startswith("buy puts 20 transactions/s on EVENT#")
     assert "TransactionConflict" in note
     assert f"  note: {note}" in report.lines()
+
+
+def test_a_query_is_priced_by_the_page_it_returns(tmp_path: Path) -> None:
+    # The game lobby with its index projecting whole games of about 330 B: a map has hundreds
+    # of open games, and a Query with a Limit of 20 reads 20 entries, 6.6 KB: two 4 KB blocks,
+    # halved for eventually consistent reads; with a Limit of 10, one block.
+    data = yaml.safe_load((DESIGNS / "game-lobby.yaml").read_text())
+    data["entities"]["game"]["item"]["detail"] = {"size": 250}
+    data["tables"][0]["GlobalSecondaryIndexes"][0]["Projection"] = {"ProjectionType": "ALL"}
+    found = {}
+    for limit in (20, 10):
+        (query,) = [p for p in data["access_patterns"] if p["id"] == "find-games"]
+        query["limit"] = limit
+        path = tmp_path / f"lobby-{limit}.yaml"
+        path.write_text(yaml.safe_dump(data))
+        units = pattern_units(load_design(str(path)))
+        found[limit] = units["find-games"]["battle-royale/OpenGamesIndex"]["read"]
+    assert found == {20: 1.0, 10: 0.5}
+
