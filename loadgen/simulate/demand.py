@@ -166,6 +166,9 @@ class Lane:
 
     eventual: bool = False
     """Eventually consistent reads (`loadgen.model.partitions.EVENTUAL_READ_FACTOR`)."""
+    items: dict[str, float] = field(default_factory=dict)
+    """Touches per execution by the template of the sort key of the item touched (``""``
+    without one): a key's touches on one item, which a transaction holds, and on others."""
 
     def units_after(self, updates: np.ndarray) -> np.ndarray:
         """Units of one touch of keys that have taken ``updates`` updates each (`growth`):
@@ -208,6 +211,32 @@ class PatternDemand:
         """Units one execution charges through ``lane``: a touch's units times its touches
         per execution (items at their starting size: `Lane.growth` is the engine's)."""
         return lane.units * self.profile(lane).touches
+
+    def hottest_item(self, lane: Lane, profile: KeyProfile) -> tuple[str, str, float] | None:
+        """The item ``lane`` touches most: its partition key (the profile's hottest), the
+        template of its sort key, and touches per execution on it. Of a key's touches, those
+        whose sort key is fixed or follows the key fall on one item; one drawn apart (a
+        player of a game) falls on its hottest value's item only by that value's chance."""
+        if lane.template is None or not profile.top or not lane.multiplicity:
+            return None
+        key, touches = profile.top[0]
+        per_touch = touches / lane.multiplicity
+        named = set(lane.template.names)
+        best: tuple[str, str, float] | None = None
+        for sort, count in lane.items.items():
+            chance = 1.0
+            for name in set(Template.parse(sort).names) - named if sort else ():
+                each = name == self.each  # every value once an execution: each its share
+                listed = _values(self.generators[name], each)
+                weights = listed[1] if listed is not None else np.zeros(0)  # None: new draws
+                if not weights.size:
+                    chance = 0.0
+                else:
+                    chance *= 1.0 / weights.size if each else float(weights.max())
+            on_item = per_touch * count * chance
+            if best is None or on_item > best[2]:
+                best = (key, sort, on_item)
+        return best
 
     def units(self) -> dict[str, dict[str, float]]:
         """Units one execution consumes on each table and index (``table`` or
@@ -492,9 +521,12 @@ def pattern_demands(
                 or charge.kind == "read"
                 or (charge.table, charge.index, str(charge.key)) in shown
             )
+            sort = "" if charge.sort is None else _template_of(charge.sort, names, specs).text
             if ident in lanes:
-                lanes[ident].multiplicity += multiplicity
-                lanes[ident].recorded |= recorded
+                lane = lanes[ident]
+                lane.multiplicity += multiplicity
+                lane.recorded |= recorded
+                lane.items[sort] = lane.items.get(sort, 0.0) + multiplicity
                 continue
             lanes[ident] = Lane(
                 charge.table,
@@ -506,6 +538,7 @@ def pattern_demands(
                 recorded,
                 growth if slot == (pattern.table, None, "write") else (),
                 charge.eventual,
+                {sort: multiplicity},
             )
         time_names = tuple(
             sorted(

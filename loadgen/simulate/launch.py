@@ -34,6 +34,7 @@ from loadgen.design.check import (
     FAIL,
     PASS,
     CheckReport,
+    Contention,
     KeyLoad,
     LimitCheck,
     PartitionCount,
@@ -149,6 +150,7 @@ def report_of(result: SimulationResult) -> CheckReport:
         if pattern.verdict == FAIL:
             pattern.reason = _reason(pattern, limits)
     stored = stored_bytes(design, seed=result.settings.seed)
+    contention = _contention(result)
     return CheckReport(
         design,
         patterns,
@@ -157,31 +159,31 @@ def report_of(result: SimulationResult) -> CheckReport:
         _partitions(result, asked, stored),
         stored,
         seconds=result.profile.duration_s,
-        notes=_contention(result),
+        notes=[found.words() for found in contention],
+        contention=contention,
     )
 
 
-def _contention(result: SimulationResult) -> list[str]:
+def _contention(result: SimulationResult) -> list[Contention]:
     """A transaction pattern that puts `CONTENTION_RATE` or more transactions a second on one
-    item: DynamoDB cancels concurrent transactions on an item, which no local engine does."""
-    notes = []
+    item (`PatternDemand.hottest_item`: an item, not a partition key's other items, nor an
+    index entry, which no transaction holds): DynamoDB cancels concurrent transactions on an
+    item, which no local engine does."""
+    found = []
     for demand in result.demands:
         if not demand.operation.startswith("Transact"):
             continue
-        hottest: tuple[float, str] | None = None
+        hottest: tuple[float, str, str, str] | None = None
         for place, lane in enumerate(demand.lanes):
             if lane.index is not None:
                 continue  # an index entry is not an item a transaction holds
-            for text, touches in result.key_profiles[(demand.id, place)].top[:1]:
-                if hottest is None or touches > hottest[0]:
-                    hottest = (touches, text)
+            item = demand.hottest_item(lane, result.key_profiles[(demand.id, place)])
+            if item is not None and (hottest is None or item[2] > hottest[0]):
+                hottest = (item[2], lane.table, item[0], item[1])
         if hottest is not None and demand.rate * hottest[0] >= CONTENTION_RATE:
-            notes.append(
-                f"{demand.id} puts {demand.rate * hottest[0]:,.0f} transactions/s on "
-                f"{hottest[1]} at launch: DynamoDB cancels a transaction that meets another in "
-                "flight on the same item (TransactionConflict), which no local engine shows"
-            )
-    return notes
+            touches, table, key, sort = hottest
+            found.append(Contention(demand.id, table, key, sort, demand.rate * touches))
+    return found
 
 
 def _behind(
