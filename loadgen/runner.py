@@ -584,6 +584,7 @@ def run(config: RunConfig) -> dict[str, Any]:
     """Run the load test and return its results (also written to ``config.out``)."""
     design = None
     launch_units = None
+    checked = None
     if config.design_file:
         from loadgen.design.loader import load_design
 
@@ -598,6 +599,7 @@ def run(config: RunConfig) -> dict[str, Any]:
             )
         config.design = design.name
         launch_units = _launch_units(design, config)
+        checked = _checked(design, config)
         if not config.open_model and not config.users_given:
             # The open model at the file's launch rates: the question a design asks.
             config.rates = {pid: r * config.rate_scale for pid, r in design.rates.items()}
@@ -640,7 +642,7 @@ def run(config: RunConfig) -> dict[str, Any]:
         warning = _engine_warning(config, target)
         if warning is not None:
             print(f"Warning: {warning}", file=sys.stderr, flush=True)
-        return _run_locust(config, locustfile, target, launch_units)
+        return _run_locust(config, locustfile, target, launch_units, checked)
 
 
 def _starting_plans(config: RunConfig, design: Any) -> tuple[list[Any], list[str], int]:
@@ -664,6 +666,25 @@ def _launch_units(design: Any, config: RunConfig) -> dict[str, Any]:
     from loadgen.simulate.demand import pattern_units
 
     return pattern_units(design, seed=config.seed, distribution=config.distribution)
+
+
+def _checked(design: Any, config: RunConfig) -> dict[str, Any]:
+    """``loadgen check``'s answer for the design at the run's launch rates, as ``check
+    --out`` writes it (`loadgen.simulate.launch.check`): the figures the diagnosis names the
+    launch's demand, its hot keys and its remedies by, so that a run and check give one."""
+    from loadgen.simulate.launch import check
+
+    report = check(_at_launch(design, config), seed=config.seed, distribution=config.distribution)
+    return report.to_dict()
+
+
+def _at_launch(design: Any, config: RunConfig) -> Any:
+    """The design at the run's launch rates: the file's, times ``--rate-scale``."""
+    from dataclasses import replace
+
+    if config.rate_scale == 1:
+        return design
+    return replace(design, rates={pid: r * config.rate_scale for pid, r in design.rates.items()})
 
 
 def _prepare_design(
@@ -743,7 +764,11 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
 
     floor = max(AUTO_SCALES[-1], smallest_faithful_scale(largest))
     config.requests_per_operation = ratio = requests_per_operation(
-        design, config.duration_s(), floor, seed=config.seed
+        _at_launch(design, config),
+        config.duration_s(),
+        floor,
+        seed=config.seed,
+        distribution=config.distribution,
     )
     if ratio > 1.0 + 1e-6:
         launch = config.launch_rate() or 0.0
@@ -836,6 +861,7 @@ def _run_locust(
     locustfile: Path,
     target: Target,
     launch_units: dict[str, Any] | None = None,
+    checked: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     # Locust monkey-patches the standard library when imported: import it only here, after
     # the target (a child process) has started.
@@ -946,6 +972,8 @@ def _run_locust(
         results["gsi_buffers"] = buffers
     for pattern in (results.get("design") or {}).get("patterns") or ():
         pattern["units_per_execution"] = (launch_units or {}).get(pattern["id"])
+    if checked is not None and results.get("design"):
+        results["design"]["check"] = checked
     print(format_summary(results), flush=True)
     for line in _scale_check(target, results):
         print(line, flush=True)

@@ -37,6 +37,7 @@ __all__ = [
     "READ_CEILING",
     "WRITE_CEILING",
     "CheckReport",
+    "Contention",
     "KeyLoad",
     "LimitCheck",
     "PartitionCount",
@@ -298,6 +299,36 @@ class PatternCheck:
 
 
 @dataclass(frozen=True)
+class Contention:
+    """The transactions a second one pattern puts on its busiest item at launch."""
+
+    pattern: str
+    table: str
+    key: str
+    """The item's partition-key value."""
+    sort: str
+    """The template of its sort key (``""`` for a table without one)."""
+    per_s: float
+
+    def words(self) -> str:
+        item = f"{self.key} ({self.sort})" if self.sort else self.key
+        return (
+            f"{self.pattern} puts {self.per_s:,.0f} transactions/s on the item {item} at "
+            "launch: DynamoDB cancels a transaction that meets another in flight on the same "
+            "item (TransactionConflict), which no local engine shows"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern,
+            "table": self.table,
+            "key": self.key,
+            "sort": self.sort,
+            "transactions_per_s": round(self.per_s, 3),
+        }
+
+
+@dataclass(frozen=True)
 class PartitionCount:
     """Partitions of one table or index: needed by the launch demand and by the starting
     data (the model's formula), and the model's at the start and the end of the launch."""
@@ -323,6 +354,8 @@ class CheckReport:
     seconds: int = 0
     """Seconds of launch the model ran at the file's rates."""
     notes: list[str] = field(default_factory=list)
+    contention: list[Contention] = field(default_factory=list)
+    """Transaction patterns that put `CONTENTION_RATE` or more a second on one item."""
 
     @property
     def failed(self) -> bool:
@@ -472,6 +505,7 @@ class CheckReport:
                 for load in self.hottest(len(self.keys))
             ],
             "limits": [limit.to_dict() for limit in self.limits],
+            "contention": [found.to_dict() for found in self.contention],
             "limit_causes": dict(CAUSES),
             "partitions": {
                 scope: {

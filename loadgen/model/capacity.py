@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,6 +44,7 @@ __all__ = [
     "cost_of",
     "item_size",
     "key_value",
+    "page",
     "projected",
     "query_key",
     "read_units",
@@ -68,6 +69,9 @@ READ_FACTORS: Mapping[str, float] = {"eventual": 0.5, "strong": 1.0, "transactio
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-capacity-handling
 TRANSACTION_FACTOR = 2.0
 """Transactions do two underlying reads or writes of every item."""
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.Pagination.html
+PAGE_BYTES = 1024 * 1024
+"""A Query or Scan reads at most 1 MB a page (before any filter), then returns."""
 _LIST_OPERATIONS = frozenset(
     {"BatchGetItem", "BatchWriteItem", "TransactGetItems", "TransactWriteItems"}
 )
@@ -219,6 +223,24 @@ def projected(item: Item | None, table: TableSchema, index: IndexSchema) -> Item
     return {name: v for name, v in item.items() if name in names}
 
 
+def page(items: Iterable[Item], limit: int | None = None) -> list[Item]:
+    """The items one Query or Scan page reads of ``items`` (in key order): at most ``limit``
+    (its ``Limit``, the items evaluated), and no more once 1 MB has been read: what it is
+    charged for, their sizes summed and rounded up to 4 KB once (`read_units`).
+
+    >>> len(page([{"s": {"S": "x" * 329}}] * 500, limit=20))
+    20
+    """
+    read: list[Item] = []
+    size = 0
+    for item in items:
+        if (limit is not None and len(read) >= limit) or size >= PAGE_BYTES:
+            break
+        read.append(item)
+        size += item_size(item)
+    return read
+
+
 Items = Item | Sequence[Item | None] | None
 """One item, or one per request item (None where there is none), or None when unknown."""
 
@@ -240,7 +262,9 @@ def cost_of(
     `PartitionModel.settle` corrects it once the request has run:
 
     - GetItem, Query, Scan: ``returned`` is the item or the items read (for a filtered Query
-      or Scan, every item evaluated). Unknown: the minimum read.
+      or Scan, every item evaluated; an index's entries for an index). A Query or Scan is
+      charged for the page it reads of them (`page`: its ``Limit``, 1 MB). Unknown: the
+      minimum read.
     - PutItem, UpdateItem, DeleteItem: ``before`` is the stored item (None if none) and
       ``after`` the item written. PutItem's ``after`` defaults to the request's Item. An
       UpdateItem without ``after`` is estimated as rewriting ``before`` in every index.
@@ -399,7 +423,7 @@ def _query_or_scan(call: _Call) -> OperationCost:
     if index is not None and index.local:
         call.locals_seen.add((schema.name, index.name))
     owner: IndexSchema | TableSchema = index or schema
-    items = [i for i in _slots(call.returned, None) if i is not None]
+    items = page((i for i in _slots(call.returned, None) if i is not None), request.get("Limit"))
     strong = request.get("ConsistentRead") and (index is None or index.local)
     units = read_units(sum(item_size(i) for i in items), "strong" if strong else "eventual")
     # A Scan page reads a run of the hash space: charge the partition of its first item.

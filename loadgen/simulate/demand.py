@@ -44,7 +44,7 @@ from loadgen.design.generators import (
 from loadgen.design.loader import Design
 from loadgen.design.patterns import typed_value
 from loadgen.design.templates import RequestTemplate, Template
-from loadgen.model.capacity import Charge, cost_of
+from loadgen.model.capacity import Charge, cost_of, projected
 from loadgen.model.hashing import HASH_SPACE, partition_hash
 from loadgen.model.index_writes import index_writes
 from loadgen.model.update_expression import apply_update
@@ -171,6 +171,9 @@ class Lane:
 
     eventual: bool = False
     """Eventually consistent reads (`loadgen.model.partitions.EVENTUAL_READ_FACTOR`)."""
+    items: dict[str, float] = field(default_factory=dict)
+    """Touches per execution by the template of the sort key of the item touched (``""``
+    without one): a key's touches on one item, which a transaction holds, and on others."""
 
     def units_after(self, updates: np.ndarray) -> np.ndarray:
         """Units of one touch of keys that have taken ``updates`` updates each (`growth`):
@@ -215,6 +218,32 @@ class PatternDemand:
         """Units one execution charges through ``lane``: a touch's units times its touches
         per execution (items at their starting size: `Lane.growth` is the engine's)."""
         return lane.units * self.profile(lane).touches
+
+    def hottest_item(self, lane: Lane, profile: KeyProfile) -> tuple[str, str, float] | None:
+        """The item ``lane`` touches most: its partition key (the profile's hottest), the
+        template of its sort key, and touches per execution on it. Of a key's touches, those
+        whose sort key is fixed or follows the key fall on one item; one drawn apart (a
+        player of a game) falls on its hottest value's item only by that value's chance."""
+        if lane.template is None or not profile.top or not lane.multiplicity:
+            return None
+        key, touches = profile.top[0]
+        per_touch = touches / lane.multiplicity
+        named = set(lane.template.names)
+        best: tuple[str, str, float] | None = None
+        for sort, count in lane.items.items():
+            chance = 1.0
+            for name in set(Template.parse(sort).names) - named if sort else ():
+                each = name == self.each  # every value once an execution: each its share
+                listed = _values(self.generators[name], each)
+                weights = listed[1] if listed is not None else np.zeros(0)  # None: new draws
+                if not weights.size:
+                    chance = 0.0
+                else:
+                    chance *= 1.0 / weights.size if each else float(weights.max())
+            on_item = per_touch * count * chance
+            if best is None or on_item > best[2]:
+                best = (key, sort, on_item)
+        return best
 
     def units(self) -> dict[str, dict[str, float]]:
         """Units one execution consumes on each table and index (``table`` or
@@ -390,14 +419,42 @@ class _Store:
                 return dict(item)
         return None
 
-    def query(self, table: str, attribute: str | None, value: Any, limit: int | None) -> list[Any]:
-        for owner, template, _ in self.items.values():
-            if owner != table or attribute is None:
+    def query(self, table: str, index: str | None, value: Any) -> list[Any]:
+        """What a Query of ``value`` on the table or ``index`` finds, in full (its page is the
+        capacity rule's, `page`): the items under a table's key value in the starting data,
+        or an index's entries of the entity whose index key renders to it, as many as its
+        population holds of that value."""
+        schema = self.design.schemas[table]
+        owner = schema.index(index) if index else None
+        attribute = (owner or schema).partition_key
+        for name, (where, template, _) in self.items.items():
+            if where != table:
                 continue
             item = template.render(self.draws)
-            if item.get(attribute) == value:
-                return [item] * max(1, min(limit or self.query_items, self.query_items))
+            if item.get(attribute) != value:
+                continue
+            if owner is None:
+                return [item] * self.query_items
+            entry = projected(item, schema, owner)
+            return [] if entry is None else [entry] * self._holding(name, attribute)
         return []
+
+    def _holding(self, entity: str, attribute: str) -> int:
+        """Items of ``entity``'s starting data whose ``attribute`` is what this execution's
+        draws render it to: one per value of the populated names it does not name, times the
+        chance of the draw for each name it names that is drawn, not populated."""
+        spec = self.design.spec.entities[entity]
+        text = spec.item.get(attribute)
+        names = set(Template.parse(text).names) if isinstance(text, str) else set()
+        generators = self.draws.generators
+        count = 1.0
+        for name, how_many in spec.population.items():
+            if name not in names:
+                cardinality = generators[name].cardinality or 1
+                count *= cardinality if how_many == "all" else min(int(how_many), cardinality)
+        for name in names - set(spec.population):
+            count *= generators[name].probability(self.draws[name]) or 0.0
+        return max(1, round(count))
 
 
 def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
@@ -412,14 +469,10 @@ def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
             # the entry (a removal on the old key, a write on the new one).
             kwargs["after"] = apply_update(found, params["Key"], params)
     elif op == "Query":
-        index = params.get("IndexName")
-        owner = schemas[call.table].index(index) if index else schemas[call.table]
         values = params.get("ExpressionAttributeValues") or {}
         condition = str(params.get("KeyConditionExpression") or "")
         value = next((v for k, v in values.items() if k in condition.split(" AND ")[0]), None)
-        kwargs["returned"] = store.query(
-            call.table, owner.partition_key, value, params.get("Limit")
-        )
+        kwargs["returned"] = store.query(call.table, params.get("IndexName"), value)
     elif op == "BatchGetItem":
         keys = params["RequestItems"][call.table]["Keys"]
         kwargs["returned"] = [store.find(call.table, key) for key in keys]
@@ -512,9 +565,12 @@ def pattern_demands(
                 or charge.kind == "read"
                 or (charge.table, charge.index, str(charge.key)) in shown
             )
+            sort = "" if charge.sort is None else _template_of(charge.sort, names, specs).text
             if ident in lanes:
-                lanes[ident].multiplicity += multiplicity
-                lanes[ident].recorded |= recorded
+                lane = lanes[ident]
+                lane.multiplicity += multiplicity
+                lane.recorded |= recorded
+                lane.items[sort] = lane.items.get(sort, 0.0) + multiplicity
                 continue
             lanes[ident] = Lane(
                 charge.table,
@@ -526,6 +582,7 @@ def pattern_demands(
                 recorded,
                 growth if slot == (pattern.table, None, "write") else (),
                 charge.eventual,
+                {sort: multiplicity},
             )
         time_names = tuple(
             sorted(

@@ -39,6 +39,7 @@ from loadgen.design.check import (
     FAIL,
     PASS,
     CheckReport,
+    Contention,
     KeyLoad,
     LimitCheck,
     PartitionCount,
@@ -89,20 +90,30 @@ def launch_profile(design: Design, seconds: int = LAUNCH_S) -> Profile:
     return Profile(profile.rates, (f"the file's launch rates ({total:,.4g}/s) for {span}",))
 
 
-def requests_per_operation(design: Design, seconds: float, scale: float, *, seed: int = 1) -> float:
+def requests_per_operation(
+    design: Design,
+    seconds: float,
+    scale: float,
+    *,
+    seed: int = 1,
+    distribution: str = "zipf:0.99",
+) -> float:
     """Requests a run of the file's launch rates for ``seconds`` at ``scale`` sends per
     operation: the SDK's retries of its throttled attempts included, as the model throttles
     and retries them (`SimulationResult.requests_per_s`; one client's retry quota, counted in
     the run's own requests). 1.0 where nothing throttles and each operation is one request."""
     seconds = max(1, min(LAUNCH_S, math.ceil(seconds)))
-    result = simulate(design, launch_profile(design, seconds), Settings(seed=seed, scale=scale))
+    settings = Settings(seed=seed, scale=scale, distribution=distribution)
+    result = simulate(design, launch_profile(design, seconds), settings)
     operations = math.fsum(design.rates[p.id] for p in design.patterns)
     return result.requests_per_s() / operations if operations else 1.0
 
 
-def check(design: Design, *, seed: int = 1) -> CheckReport:
-    """The design's launch through the model (see the module docstring)."""
-    return report_of(simulate(design, launch_profile(design), Settings(seed=seed)))
+def check(design: Design, *, seed: int = 1, distribution: str = "zipf:0.99") -> CheckReport:
+    """The design's launch through the model (see the module docstring); ``distribution``:
+    the keys of generators that name none (a run's ``--distribution``)."""
+    settings = Settings(seed=seed, distribution=distribution)
+    return report_of(simulate(design, launch_profile(design), settings))
 
 
 def check_each(designs: Sequence[Design], *, seed: int = 1) -> Iterator[CheckReport]:
@@ -200,6 +211,7 @@ def report_of(result: SimulationResult) -> CheckReport:
         if pattern.verdict == FAIL:
             pattern.reason = _reason(pattern, limits)
     stored = stored_bytes(design, seed=result.settings.seed)
+    contention = _contention(result)
     return CheckReport(
         design,
         patterns,
@@ -208,31 +220,31 @@ def report_of(result: SimulationResult) -> CheckReport:
         _partitions(result, asked, stored),
         stored,
         seconds=result.profile.duration_s,
-        notes=_contention(result),
+        notes=[found.words() for found in contention],
+        contention=contention,
     )
 
 
-def _contention(result: SimulationResult) -> list[str]:
+def _contention(result: SimulationResult) -> list[Contention]:
     """A transaction pattern that puts `CONTENTION_RATE` or more transactions a second on one
-    item: DynamoDB cancels concurrent transactions on an item, which no local engine does."""
-    notes = []
+    item (`PatternDemand.hottest_item`: an item, not a partition key's other items, nor an
+    index entry, which no transaction holds): DynamoDB cancels concurrent transactions on an
+    item, which no local engine does."""
+    found = []
     for demand in result.demands:
         if not demand.operation.startswith("Transact"):
             continue
-        hottest: tuple[float, str] | None = None
+        hottest: tuple[float, str, str, str] | None = None
         for place, lane in enumerate(demand.lanes):
             if lane.index is not None:
                 continue  # an index entry is not an item a transaction holds
-            for text, touches in result.key_profiles[(demand.id, place)].top[:1]:
-                if hottest is None or touches > hottest[0]:
-                    hottest = (touches, text)
+            item = demand.hottest_item(lane, result.key_profiles[(demand.id, place)])
+            if item is not None and (hottest is None or item[2] > hottest[0]):
+                hottest = (item[2], lane.table, item[0], item[1])
         if hottest is not None and demand.rate * hottest[0] >= CONTENTION_RATE:
-            notes.append(
-                f"{demand.id} puts {demand.rate * hottest[0]:,.0f} transactions/s on "
-                f"{hottest[1]} at launch: DynamoDB cancels a transaction that meets another in "
-                "flight on the same item (TransactionConflict), which no local engine shows"
-            )
-    return notes
+            touches, table, key, sort = hottest
+            found.append(Contention(demand.id, table, key, sort, demand.rate * touches))
+    return found
 
 
 def _behind(

@@ -42,7 +42,14 @@ from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, Finding
 from loadgen.verdict.hotspots import key_finding, moving_hot_spot
-from loadgen.verdict.throttles import Demand, ThrottleGroup, demand, groups, row_scope
+from loadgen.verdict.throttles import (
+    Demand,
+    ThrottleGroup,
+    checked,
+    demand,
+    groups,
+    row_scope,
+)
 
 __all__ = ["GUIDES", "Finding", "diagnose"]
 
@@ -68,6 +75,15 @@ def _table_row(results: dict[str, Any], scope: Scope) -> dict[str, Any]:
 def _provision(want: Demand | None) -> str:
     """Provisioned units that carry the launch's demand at auto scaling's target utilisation."""
     return f"{provisioned_figure(want.units_per_s):,}" if want is not None else "the peak's"
+
+
+def _figures(want: Demand | None, provisioned: bool = False) -> tuple[float | None, int | None]:
+    """A capacity finding's `Finding.asked` and `Finding.figure`: the launch's demand, and
+    the warm throughput or maximum it needs (the provisioned units, for ``provisioned``)."""
+    if want is None:
+        return None, None
+    units = want.units_per_s
+    return units, provisioned_figure(units) if provisioned else capacity_figure(units)
 
 
 def _asks(want: Demand | None, side: str) -> str:
@@ -121,6 +137,7 @@ def _buffer(
             f"WriteUnitsPerSecond to {need} before the launch."
         )
         guide = GUIDES["gsi-sharding"]
+    provisioned = any("Provisioned" in reason for reason in reasons)
     return Finding(
         "gsi-buffer",
         scope.name,
@@ -132,6 +149,7 @@ def _buffer(
         attempts,
         "buffer",
         tuple(patterns),
+        *_figures(want, provisioned),
     )
 
 
@@ -200,6 +218,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
                 group.attempts,
                 cause,
                 tuple(group.patterns),
+                want.units_per_s,  # nothing to set: the demand fits
             )
         return Finding(
             "table-capacity",
@@ -216,6 +235,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             group.attempts,
             cause,
             tuple(group.patterns),
+            *_figures(want, cause == "provisioned"),
         )
     if cause == "buffer":
         return _buffer(
@@ -238,6 +258,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             group.attempts,
             cause,
             tuple(group.patterns),
+            *_figures(want, cause == "provisioned"),
         )
     if cause == "account":
         return Finding(
@@ -253,6 +274,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
             group.attempts,
             cause,
             tuple(group.patterns),
+            *_figures(want, cause == "provisioned"),
         )
     cap = table.get(f"max_{side}_units")
     return Finding(
@@ -267,6 +289,7 @@ def _capacity(results: dict[str, Any], group: ThrottleGroup, want: Demand | None
         group.attempts,
         cause,
         tuple(group.patterns),
+        *_figures(want),
     )
 
 
@@ -376,7 +399,24 @@ def _refused(results: dict[str, Any]) -> list[Finding]:
 
 
 def _contention(results: dict[str, Any]) -> list[Finding]:
-    """Transaction patterns that put many transactions a second on one item."""
+    """Transaction patterns that put many transactions a second on one item: as check
+    figured them where a design run keeps its answer, else from the run's hottest keys."""
+    answer = checked(results)
+    if answer is not None:
+        return [
+            _contended(
+                found["pattern"],
+                found["table"],
+                found["key"],
+                float(found["transactions_per_s"]),
+                f"{found['transactions_per_s'] / rate:.0%} of its calls, as check figures it"
+                if (rate := _asked_rate(results, found["pattern"]))
+                else "as check figures it",
+                f" ({found['sort']})" if found.get("sort") else "",
+            )
+            for found in answer.get("contention") or ()
+            if float(found["transactions_per_s"]) >= CONTENTION_RATE
+        ]
     found = []
     for row in results["operations"]:
         if not row["operation"].startswith("Transact"):
@@ -388,38 +428,44 @@ def _contention(results: dict[str, Any]) -> list[Finding]:
             continue  # an index entry is not an item a transaction holds
         seconds = float(results.get("duration_s") or 0)
         made = float(row["requests"]) / seconds / analysis.scale_of(results) if seconds else 0.0
-        rate = _asked_rate(results, row) or made
+        rate = _asked_rate(results, row["name"]) or made
         # The sketch's count may overstate by its error: the warning takes the least share.
         touches = float(hot.get("touches") or 0.0)
         least = (touches - float(hot.get("error") or 0.0)) / touches if touches else 1.0
         on_item = rate * float(hot.get("share") or 0.0) * max(0.0, least)
         if on_item < CONTENTION_RATE:
             continue
-        found.append(
-            Finding(
-                "transaction-contention",
-                Scope(hot["table"], hot.get("index")).name,
-                (hot["key"],),
-                f"Transactions contend for one item: {hot['key']} ({row['name']})",
-                f"{row['name']} puts {on_item:,.0f} transactions/s on {hot['key']} at launch "
-                f"({float(hot['share']):.0%} of its calls). DynamoDB cancels a transaction "
-                "that meets another in flight on the same item (TransactionConflict); "
-                "DynamoDB Local and the emulator never do, so this run could not show it.",
-                "Keep contended items out of transactions (update them on their own, or shard "
-                f"them), or expect cancellations above {CONTENTION_RATE:g} a second on one item.",
-                GUIDES["transactions"],
-                0.5,
-                "",
-                (row["name"],),
-            )
-        )
+        share = f"{float(hot['share']):.0%} of its calls"
+        found.append(_contended(row["name"], hot["table"], hot["key"], on_item, share))
     return found
 
 
-def _asked_rate(results: dict[str, Any], row: dict[str, Any]) -> float | None:
-    for pattern in (results.get("design") or {}).get("patterns") or ():
-        if pattern["id"] == row["name"] and pattern.get("rate"):
-            return float(pattern["rate"])
+def _contended(
+    pattern: str, table: str, key: str, per_s: float, share: str, sort: str = ""
+) -> Finding:
+    return Finding(
+        "transaction-contention",
+        table,
+        (key,),
+        f"Transactions contend for one item: {key}{sort} ({pattern})",
+        f"{pattern} puts {per_s:,.0f} transactions/s on {key}{sort} at launch ({share}). "
+        "DynamoDB cancels a transaction that meets another in flight on the same item "
+        "(TransactionConflict); DynamoDB Local and the emulator never do, so this run could "
+        "not show it.",
+        "Keep contended items out of transactions (update them on their own, or shard "
+        f"them), or expect cancellations above {CONTENTION_RATE:g} a second on one item.",
+        GUIDES["transactions"],
+        0.5,
+        "",
+        (pattern,),
+        per_s,
+    )
+
+
+def _asked_rate(results: dict[str, Any], pattern: str) -> float | None:
+    for asked in (results.get("design") or {}).get("patterns") or ():
+        if asked["id"] == pattern and asked.get("rate"):
+            return float(asked["rate"])
     return None
 
 

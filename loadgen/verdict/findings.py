@@ -70,3 +70,9 @@ class Finding:
     throttles fell, ``not reported``, or the kind of error; empty for a warning."""
     patterns: tuple[str, ...] = ()
     """The access patterns it concerns."""
+    asked: float | None = None
+    """Units/s the launch asks of what it names (a table's or index's side, or a hot key),
+    where known: what its remedy is sized on."""
+    figure: int | None = None
+    """The remedy's figure, where it has one: the warm throughput, maximum or quota to set,
+    the provisioned units, or the shards a hot key is split over."""

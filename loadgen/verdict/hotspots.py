@@ -24,7 +24,7 @@ from loadgen.model.sizing import shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, READ_CEILING, RISK, WRITE_CEILING, Finding, ceiling
-from loadgen.verdict.throttles import Demand, ThrottleGroup
+from loadgen.verdict.throttles import Demand, ThrottleGroup, key_demand
 
 __all__ = ["key_finding", "moving_hot_spot"]
 
@@ -134,10 +134,14 @@ def moving_hot_spot(results: dict[str, Any], scope: Scope, throttled: float) -> 
 
 
 def _key_demand(
-    results: dict[str, Any], scope: Scope, key: str, want: Demand | None
+    results: dict[str, Any], scope: Scope, side: str, key: str, want: Demand | None
 ) -> tuple[float, list[str]]:
-    """Units/s the launch asks of ``key`` on ``scope`` (the patterns whose hottest key there
-    it is, each by its share), and those patterns."""
+    """Units/s the launch asks of ``key`` on ``scope``, and the patterns asking: check's
+    figure where a design run keeps it (`key_demand`); else the patterns whose hottest key
+    there it is, each by its share."""
+    found = key_demand(results, scope, side, key)
+    if found is not None:
+        return found
     if want is None:
         return 0.0, []
     total, names = 0.0, []
@@ -184,7 +188,7 @@ def key_finding(
         return None
     if group is not None and place.bucket is not None and place.share < HOT_KEY_SHARE:
         return _hot_range(results, scope, side, place, group, partitions)
-    asked, patterns = _key_demand(results, scope, place.key, want)
+    asked, patterns = _key_demand(results, scope, side, place.key, want)
     cause = ""
     if group is not None:
         cause = (
@@ -222,6 +226,8 @@ def key_finding(
             place.throttled + measured / READ_CEILING,
             "partition",
             tuple(patterns),
+            asked or None,
+            shards_for(basis, "read"),
         )
     shards = shards_for(basis, "write")
     on = "at the launch's demand" if asked else "at the rate measured"
@@ -249,6 +255,8 @@ def key_finding(
             place.throttled + measured / WRITE_CEILING,
             "partition",
             tuple(patterns),
+            asked or None,
+            shards,
         )
     return Finding(
         "hot-key",
@@ -263,6 +271,8 @@ def key_finding(
         place.throttled + measured / WRITE_CEILING,
         "partition",
         tuple(patterns),
+        asked or None,
+        shards,
     )
 
 

@@ -10,9 +10,12 @@ diagnosis and the per-pattern verdict read them through this module:
   apart by where the throttles fell (`spread`): on one partition's share of the key space, a
   hot key or range; spread over the space, the table's or index's capacity. Where it named no
   reason at all, the cause is "not reported", never a guess.
-- `demand`: the units per second the launch asks of a table or index at AWS scale: each
-  pattern's rate asked (the design file's launch rate, or the open model's offered rate)
-  times the units one of its calls spent there, throttled attempts counted once as if served.
+- `demand`: the units per second the launch asks of a table or index at AWS scale. A design
+  run keeps ``loadgen check``'s answer for its launch rates (``design.check``, as ``check
+  --out`` writes it): the figures are check's, one model call for both doors. Otherwise each
+  pattern's rate asked (the open model's offered rate, or the calls made) times the units one
+  of its calls spent there, throttled attempts counted once as if served.
+- `key_demand`: what the launch asks of one key, where check named it among its hottest.
 
     for group in groups(results):
         print(group.scope, group.side, group.cause, group.attempts)
@@ -27,7 +30,18 @@ from loadgen.refusals import NOT_REPORTED
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 
-__all__ = ["Demand", "ThrottleGroup", "demand", "groups", "row_scope", "side_of", "spread"]
+__all__ = [
+    "CHECKED",
+    "Demand",
+    "ThrottleGroup",
+    "checked",
+    "demand",
+    "groups",
+    "key_demand",
+    "row_scope",
+    "side_of",
+    "spread",
+]
 
 _READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
 _CAUSE_OF_LIMIT = {
@@ -39,6 +53,8 @@ CONCENTRATED = 0.5
 """Share of a scope's throttles on one partition's range (of `PARTITIONS`) above which, where
 the target names no cause, a key-range throttle is a hot key or range, not the capacity."""
 PARTITIONS = 16
+CHECKED = "check's figures for the design file's launch rates"
+"""The basis of a demand a design run's results carry from ``loadgen check``."""
 
 
 @dataclass
@@ -183,9 +199,18 @@ def _asked(results: dict[str, Any], row: dict[str, Any]) -> tuple[float, str] | 
     return float(row["requests"]) / seconds / scale, "the calls the run made"
 
 
+def checked(results: dict[str, Any]) -> dict[str, Any] | None:
+    """``loadgen check``'s answer a design run keeps (``design.check``); None without."""
+    found = (results.get("design") or {}).get("check")
+    return found if isinstance(found, dict) else None
+
+
 def demand(results: dict[str, Any], scope: Scope, side: str) -> Demand | None:
     """What the launch asks of ``scope`` on ``side`` (see the module docstring); None when no
     pattern spent units there."""
+    answer = checked(results)
+    if answer is not None:
+        return _checked_demand(answer, scope, side)
     parts: dict[str, float] = {}
     bases = set()
     for row in results["operations"]:
@@ -206,3 +231,33 @@ def demand(results: dict[str, Any], scope: Scope, side: str) -> Demand | None:
         return None
     basis = " and ".join(sorted(bases))
     return Demand(sum(parts.values()), basis, parts)
+
+
+def _checked_demand(answer: dict[str, Any], scope: Scope, side: str) -> Demand | None:
+    """Check's demand on ``scope``: each pattern's launch rate times the units one operation
+    takes there (its ``units_per_operation``), the keyspace's total as check asks it of the
+    table's or index's own limit (its ``partitions``)."""
+    parts: dict[str, float] = {}
+    for pattern in answer.get("patterns") or ():
+        units = ((pattern.get("units_per_operation") or {}).get(scope.name) or {}).get(side)
+        if units:
+            parts[pattern["id"]] = float(pattern["rate"]) * float(units)
+    if not parts:
+        return None
+    count = (answer.get("partitions") or {}).get(scope.name) or {}
+    total = count.get(f"{side}_units_per_s")
+    return Demand(float(total) if total else sum(parts.values()), CHECKED, parts)
+
+
+def key_demand(
+    results: dict[str, Any], scope: Scope, side: str, key: str
+) -> tuple[float, list[str]] | None:
+    """Units/s the launch asks of ``key`` on ``scope``'s ``side`` and the patterns asking, as
+    check figured it (its ``keys``); None without check's answer, or where it did not list
+    the key among its hottest."""
+    answer = checked(results)
+    for load in (answer or {}).get("keys") or ():
+        if load["scope"] == scope.name and load["key"] == key:
+            units = float(load.get(f"{side}_units_per_s") or 0.0)
+            return (units, list(load.get(f"{side}_patterns") or ())) if units else None
+    return None

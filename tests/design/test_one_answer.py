@@ -3,7 +3,8 @@ run on the embedded target name the same failing patterns for the same cause.
 
 The runs are the session's runs of each shipped workload's design file (`design_file_runs`,
 every variant at the workload's scale on moto), which the parity tests judge too; the
-capacity design runs here, both variants in one command.
+capacity design runs here, both variants in one command. What a run's diagnosis names the
+launch's demand and its remedies by is check's answer, which the run keeps.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import pytest
 
 from loadgen.design import load_design
 from loadgen.simulate import check
+from loadgen.verdict.diagnosis import diagnose
 from tests.design.conftest import DesignFileRuns
+from tests.simulate.test_one_figure import held_to_check
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,3 +95,18 @@ def test_a_tables_warm_throughput_is_the_one_limit_and_raising_it_passes(tmp_pat
     assert "Sharding keys does not help" in text
     report = (tmp_path / "report" / "new-table" / "report.html").read_text()
     assert "WarmThroughput WriteUnitsPerSecond 5,800" in report
+
+
+@pytest.mark.parametrize(("workload", "variant"), [("counter", "single"), ("orders", "hot-status")])
+def test_a_design_run_keeps_checks_answer_and_its_diagnosis_names_it(
+    design_file_runs: Callable[[str], DesignFileRuns], workload: str, variant: str
+) -> None:
+    """What a design run keeps is check's answer for its launch rates, and its diagnosis names
+    check's figures (`held_to_check`)."""
+    runs = design_file_runs(workload)
+    assert runs.returncode in (0, 1), runs.stderr[-2000:]
+    results = runs.results(variant)
+    design = load_design(str(ROOT / "examples" / "designs" / f"{workload}.yaml"), variant)
+    kept = {k: v for k, v in results["design"]["check"].items() if k != "design"}
+    assert kept == {k: v for k, v in check(design).to_dict().items() if k != "design"}
+    assert held_to_check(results), [f.title for f in diagnose(results)]

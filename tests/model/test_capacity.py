@@ -20,6 +20,7 @@ from loadgen.model.capacity import (
     cost_of,
     item_size,
     key_value,
+    page,
     read_units,
     rejected,
     value_size,
@@ -178,6 +179,25 @@ def test_batch_get_rounds_each_item_but_query_rounds_the_sum() -> None:
         "ConsistentRead": True,
     }
     assert cost_of("Query", query, tables=TABLES, returned=[small, large]).total() == 2  # 8 KB
+
+
+def test_a_query_or_scan_is_charged_for_the_page_it_reads() -> None:
+    # 20 items of 330 B of a Query with Limit 20: 6,600 B, two 4 KB blocks, halved (eventual).
+    entries = [sized(330, f"u{i}") for i in range(500)]
+    query = {
+        "TableName": "t",
+        "KeyConditionExpression": "pk = :k",
+        "ExpressionAttributeValues": {":k": {"S": "u0"}},
+        "Limit": 20,
+    }
+    assert len(page(entries, 20)) == 20
+    assert cost_of("Query", query, tables=TABLES, returned=entries).total() == 1.0
+    # Without a Limit a page stops once it has read 1 MB: 256 blocks and the item over them.
+    many = [sized(4 * KB, f"u{i}") for i in range(1000)]
+    read = page(many)
+    assert len(read) == 256
+    scan = {"TableName": "t"}
+    assert cost_of("Scan", scan, tables=TABLES, returned=many).total() == 256 * 0.5
 
 
 def test_put_charges_the_larger_of_before_and_after() -> None:

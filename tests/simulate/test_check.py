@@ -20,7 +20,7 @@ import yaml
 from loadgen.cli import main
 from loadgen.design.loader import load_design
 from loadgen.simulate import LAUNCH_S, check
-from loadgen.simulate.demand import pattern_demands
+from loadgen.simulate.demand import pattern_demands, pattern_units
 from loadgen.verdict.patterns import pattern_verdicts
 from tests.test_run import loadgen
 
@@ -241,6 +241,37 @@ def test_check_warns_of_many_transactions_on_one_item(tmp_path: Path) -> None:
     report = check(load_design(str(path)))
     # 200 purchases/s over 10 events: 20 transactions a second on each inventory item.
     (note,) = report.notes
-    assert note.startswith("buy puts 20 transactions/s on EVENT#")
+    assert note.startswith("buy puts 20 transactions/s on the item EVENT#")
     assert "TransactionConflict" in note
     assert f"  note: {note}" in report.lines()
+
+
+def test_a_query_is_priced_by_the_page_it_returns(tmp_path: Path) -> None:
+    # The game lobby with its index projecting whole games of about 330 B: a map has hundreds
+    # of open games, and a Query with a Limit of 20 reads 20 entries, 6.6 KB: two 4 KB blocks,
+    # halved for eventually consistent reads; with a Limit of 10, one block.
+    data = yaml.safe_load((DESIGNS / "game-lobby.yaml").read_text())
+    data["entities"]["game"]["item"]["detail"] = {"size": 250}
+    data["tables"][0]["GlobalSecondaryIndexes"][0]["Projection"] = {"ProjectionType": "ALL"}
+    found = {}
+    for limit in (20, 10):
+        (query,) = [p for p in data["access_patterns"] if p["id"] == "find-games"]
+        query["limit"] = limit
+        path = tmp_path / f"lobby-{limit}.yaml"
+        path.write_text(yaml.safe_dump(data))
+        units = pattern_units(load_design(str(path)))
+        found[limit] = units["find-games"]["battle-royale/OpenGamesIndex"]["read"]
+    assert found == {20: 1.0, 10: 0.5}
+
+
+def test_contention_is_counted_per_item_a_transaction_writes() -> None:
+    # A quarter of the game lobby's 2,400 joins/s update the featured game's item; each puts
+    # a player's item under the same key too, which no other join writes: 600 on one item,
+    # where its partition key takes 1,200 touches. No map's index entry is an item.
+    report = check(load_design(str(DESIGNS / "game-lobby.yaml")))
+    (found,) = report.contention
+    assert (found.pattern, found.table, found.key, found.sort) == (
+        "join-game", "battle-royale", "GAME#featured", "METADATA",
+    )  # fmt: skip
+    assert found.per_s == pytest.approx(600)
+    assert report.to_dict()["contention"] == [found.to_dict()]

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from loadgen.design import load_design
 from loadgen.model.hashing import bucket_of
 from loadgen.refusals import CONTENTION_RATE
+from loadgen.simulate import check
 from loadgen.verdict import analysis
 from loadgen.verdict.diagnosis import GUIDES, diagnose
 from tests.results_factory import event, make_results, op_row, pattern, steady, with_design
+
+GAME_LOBBY = Path(__file__).resolve().parents[2] / "examples" / "designs" / "game-lobby.yaml"
 
 
 def kinds(results):
@@ -272,6 +280,24 @@ def test_many_transactions_on_one_item_are_warned_of_with_their_rate() -> None:
     assert finding.kind == "transaction-contention"
     assert "560 transactions/s on EVENT#taylor" in finding.evidence
     assert CONTENTION_RATE < 560
+
+
+def test_a_design_runs_contention_is_checks_per_item_never_an_index_keys() -> None:
+    # The game lobby's run: its joins' hottest key is an index key (a map), and the featured
+    # game takes a quarter of the joins, each writing its item and a player's item under it.
+    row = op_row("join-game", "TransactWriteItems", 2400,
+                 hot_key={"key": "Green Grasslands", "share": 0.5, "table": "battle-royale",
+                          "index": "OpenGamesIndex"})  # fmt: skip
+    results = make_results([], [row])
+    with_design(results, [pattern("join-game", "TransactWriteItems", 2400.0)])
+    results["design"]["check"] = check(load_design(str(GAME_LOBBY))).to_dict()
+    (finding,) = diagnose(results)
+    assert (finding.kind, finding.scope, finding.keys) == (
+        "transaction-contention", "battle-royale", ("GAME#featured",),
+    )  # fmt: skip
+    assert "600 transactions/s on GAME#featured (METADATA)" in finding.evidence
+    assert "25% of its calls, as check figures it" in finding.evidence
+    assert finding.asked == pytest.approx(600)
 
 
 # --- without a refusal -------------------------------------------------------------------
