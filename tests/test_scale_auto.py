@@ -215,9 +215,14 @@ def test_a_design_s_requests_per_operation_are_the_model_s_attempts() -> None:
     assert requests_per_operation(light, 20, 0.01) > 5
 
 
-def test_a_design_run_at_scale_auto_sizes_the_run_for_its_requests() -> None:
+def test_a_design_run_at_scale_auto_sizes_the_run_for_its_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from loadgen import runner
     from loadgen.design import load_design
+
+    # Locust's timespan parser, imported here after ssl, would patch a live process late.
+    monkeypatch.setattr(RunConfig, "duration_s", lambda self: 20)
 
     design = load_design(str(ROOT / "examples/designs/counter.yaml"), "single")
     config = RunConfig(
