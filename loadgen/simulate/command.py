@@ -193,4 +193,9 @@ def run_simulate(
     if args.out:
         write_results(results, args.out)
         print(f"\nResults written to {args.out}", file=sys.stderr)
+    verdicts = results.get("verdicts")
+    if verdicts is not None:
+        # As a run and check judge it: a pattern fails over its attempts, not in one minute
+        # (the timeline's first failures name the minutes).
+        return 1 if any(v["status"] == "FAIL" for v in verdicts) else 0
     return 1 if result.first_failures() else 0

@@ -260,10 +260,16 @@ class _Round:
 
     def _partition(self, limit: LimitCheck) -> None:
         ceiling = _CEILINGS[limit.kind]
-        if limit.key is not None and limit.key_units >= RISK * ceiling:
+        if (
+            limit.key is not None
+            and limit.key_units >= RISK * ceiling
+            and not (limit.key_units < ceiling and self._a_shard(limit))
+        ):
             self._shard(limit)
             return
-        # A partition hot with many keys, none of them near a ceiling: more partitions.
+        # A partition hot with many keys, none of them near a ceiling, or shards of one key
+        # that fit a partition each but share one: more partitions. (More shards would not
+        # part them, and a read over every shard costs each shard's read again.)
         count = self.report.partitions.get(limit.scope)
         total = 0.0
         if count is not None:
@@ -292,6 +298,16 @@ class _Round:
     def _partition_key(self, table: str, index: str | None) -> str:
         schema = self.report.design.schemas[table]
         return schema.partition_key if index is None else schema.index(index).partition_key
+
+    def _a_shard(self, limit: LimitCheck) -> bool:
+        """Whether the limit's key is one shard of a key the file shards already."""
+        assert limit.key is not None
+        attribute = self._partition_key(limit.table, limit.index)
+        generators = {**self.data.get("generators", {}), **self.change.get("generators", {})}
+        return any(
+            _shard_generator(text, generators) is not None
+            for _, _, text in self._places(limit.table, attribute, limit.key)
+        )
 
     def _shard(self, limit: LimitCheck) -> None:
         assert limit.key is not None
