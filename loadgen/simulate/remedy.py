@@ -26,6 +26,7 @@ checked again: a limit hidden behind one remedied is remedied in the next round,
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -263,13 +264,13 @@ class _Round:
         if (
             limit.key is not None
             and limit.key_units >= RISK * ceiling
-            and not (limit.key_units < ceiling and self._a_shard(limit))
+            and not (limit.kind == "read" and limit.key_units < ceiling and self._a_shard(limit))
         ):
             self._shard(limit)
             return
-        # A partition hot with many keys, none of them near a ceiling, or shards of one key
-        # that fit a partition each but share one: more partitions. (More shards would not
-        # part them, and a read over every shard costs each shard's read again.)
+        # A partition hot with many keys, none of them near a ceiling, or read shards of one
+        # key that fit a partition each but share one: more partitions. (A read over every
+        # shard costs each shard's read again: more of them would ask more.)
         count = self.report.partitions.get(limit.scope)
         total = 0.0
         if count is not None:
@@ -494,6 +495,14 @@ class _Round:
             changed.update({"operation": "BatchGetItem", "each": generator})
         elif operation in ("Query", "BatchGetItem"):
             changed["each"] = generator
+            limit = changed.get("limit") or pattern.get("limit")
+            if operation == "Query" and limit:
+                # The same page over every shard: each shard's share of it.
+                changed["limit"] = math.ceil(int(limit) / shards)
+                self._say(
+                    f"{name}: its Limit of {limit} read over {shards} shards: "
+                    f"{changed['limit']} from each"
+                )
         else:
             self._say(
                 f"{name}: {operation} of {attribute} {template!r} finds one shard of "

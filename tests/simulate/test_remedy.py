@@ -92,3 +92,15 @@ def test_the_remedy_goes_into_a_new_folder_and_a_path_it_cannot_write_is_named(
     assert code == 2
     (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
     assert line.startswith(f"loadgen: error: --remedy {blocked}/lobby.yaml: cannot write")
+
+
+def test_a_read_hot_query_is_sharded_with_its_page_split_over_the_shards() -> None:
+    # chat's online-now reads 100 entries of STATUS#online 2,500 times a second: sharded, each
+    # shard gives its share of the page, so the reads over every shard ask what one did.
+    found = remedy(load_design(str(DESIGNS / "chat.yaml"), "status-index"))
+    (generator,) = found.change["generators"]
+    shards = found.change["generators"][generator]["shard"]
+    online = found.change["access_patterns"]["online-now"]
+    assert online["each"] == generator
+    assert online["limit"] == -(-100 // shards) < 100
+    assert found.reports[0].failed and not found.final.failed
