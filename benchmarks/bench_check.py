@@ -2,6 +2,7 @@
 patterns with a 100-action transaction.
 
     .venv/bin/python benchmarks/bench_check.py [--repeats 3] [--files orders.yaml,chat.yaml]
+        [--before DIR]
 
 Each file is checked as a user checks it (``loadgen check FILE``, every variant, in a process
 of its own, bytecode already compiled by a first untimed pass), ``--repeats`` times in turn
@@ -9,7 +10,9 @@ with the others, so the machine's other work falls on all of them alike. Printed
 variants, patterns, and the median and the slowest of its wall times. The
 12-pattern design (``twelve-patterns``) is written by this script to a temporary folder: a
 battle-royale game's lobby, its 100-action transaction enrolling a squad of 25 in a match
-(4 writes a player).
+(4 writes a player). ``--before DIR`` (a checkout of another commit, e.g. ``git worktree add
+DIR COMMIT``) times that tree's ``loadgen check`` on each file too, in alternation with this
+one's, and prints the ratio: the machine's load falls on both alike.
 """
 
 from __future__ import annotations
@@ -103,12 +106,13 @@ access_patterns:
 """
 
 
-def _check(path: Path) -> tuple[float, str]:
+def _check(path: Path, tree: Path = ROOT) -> tuple[float, str]:
     started = time.perf_counter()
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
         [sys.executable, "-m", "loadgen", "check", str(path)],
-        capture_output=True, text=True, timeout=600, check=False,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""},
+        capture_output=True, text=True, timeout=600, check=False, cwd=tree,
+        env={**environment, "PYTHONPATH": str(tree)},
     )  # fmt: skip
     if done.returncode not in (0, 1):
         raise SystemExit(f"loadgen check {path} exited {done.returncode}: {done.stderr.strip()}")
@@ -126,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--files", default="", help="comma-separated names in examples/designs")
+    parser.add_argument("--before", type=Path, help="another checkout, timed in alternation")
     args = parser.parse_args(argv)
+    trees = [ROOT] if args.before is None else [args.before.resolve(), ROOT]
     with tempfile.TemporaryDirectory() as folder:
         own = Path(folder) / "twelve-patterns.yaml"
         own.write_text(twelve_patterns(), encoding="utf-8")
@@ -136,17 +142,27 @@ def main(argv: list[str] | None = None) -> int:
             shipped = [p for p in shipped if p.name in wanted]
         files = [*shipped, own]
         shapes = {path: _shape(_check(path)[1]) for path in files}  # compiles the bytecode
-        times: dict[Path, list[float]] = {path: [] for path in files}
+        for tree in trees[:-1]:
+            for path in files:
+                _check(path, tree)
+        times: dict[tuple[Path, Path], list[float]] = {}
         for _ in range(args.repeats):
             for path in files:
-                times[path].append(_check(path)[0])
-        print(f"{'design file':28} {'variants':>8} {'patterns':>8} {'median s':>9} {'max s':>7}")
+                for tree in trees:
+                    times.setdefault((tree, path), []).append(_check(path, tree)[0])
+        head = f"{'design file':28} {'variants':>8} {'patterns':>8} {'median s':>9} {'max s':>7}"
+        print(head + (f" {'before s':>9} {'ratio':>6}" if args.before else ""))
         for path in files:
             variants, patterns = shapes[path]
-            print(
+            now = times[(ROOT, path)]
+            line = (
                 f"{path.stem:28} {variants:>8} {patterns:>8} "
-                f"{statistics.median(times[path]):>9.2f} {max(times[path]):>7.2f}"
+                f"{statistics.median(now):>9.2f} {max(now):>7.2f}"
             )
+            if args.before:
+                before = statistics.median(times[(trees[0], path)])
+                line += f" {before:>9.2f} {statistics.median(now) / before:>6.2f}"
+            print(line)
         print(f"cores: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.2f}")
     return 0
 

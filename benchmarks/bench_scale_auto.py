@@ -11,6 +11,17 @@ the engine's rate alone, which the machine's other work moves.
 
     .venv/bin/python benchmarks/bench_scale_auto.py [--design-file examples/designs/ticketing.yaml]
         [--design warm] [--repeats 5] [--engine auto]
+
+``--deliver`` asks instead whether a run at ``--scale auto`` delivers what it offers: for
+every variant of every shipped design file (or ``--designs FILE:VARIANT,...``) and the
+12-pattern design of ``benchmarks/bench_check.py`` (a throttling 100-action transaction),
+``--runs`` real runs of ``loadgen run FILE --design V --scale auto --duration D`` on the
+embedded target, each printed with the scale chosen, the load offered and achieved per second
+and its worst 5 s window's share (delivered: 95% at least in every window), and what the run
+said held it back; then how many runs delivered.
+
+    .venv/bin/python benchmarks/bench_scale_auto.py --deliver [--runs 3] [--duration 20s]
+        [--designs game-lobby.yaml:default,counter.yaml:single]
 """
 
 from __future__ import annotations
@@ -22,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from loadgen.design import load_design  # noqa: E402
 from loadgen.emulator.embedded import EmbeddedEmulator  # noqa: E402
@@ -35,7 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--design", default=None)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--engine", default="auto")
+    parser.add_argument("--deliver", action="store_true", help="real runs: is the load delivered")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--duration", default="20s")
+    parser.add_argument("--designs", default="", help="FILE:VARIANT,... in examples/designs")
     args = parser.parse_args(argv)
+    if args.deliver:
+        return deliver(args)
     design = load_design(str(ROOT / args.design_file), args.design)
     launch = sum(design.rates.values())
     found = largest_request(design)
@@ -66,6 +84,63 @@ def main(argv: list[str] | None = None) -> int:
         f"by the engine's rate alone: {', '.join(f'{s:g}' for s in alone)}; {_said(_spread(alone))}"
     )
     return 0 if spread <= 1 else 1
+
+
+def deliver(args: argparse.Namespace) -> int:
+    """Runs at ``--scale auto``, and whether each delivered its offered load."""
+    import json
+    import subprocess
+    import tempfile
+
+    from bench_check import twelve_patterns
+
+    from loadgen.design.loader import load_designs
+
+    with tempfile.TemporaryDirectory() as folder:
+        own = Path(folder) / "twelve-patterns.yaml"
+        own.write_text(twelve_patterns(), encoding="utf-8")
+        if args.designs:
+            chosen = [
+                (ROOT / "examples" / "designs" / file, variant)
+                for file, _, variant in (item.partition(":") for item in args.designs.split(","))
+            ]
+        else:
+            files = sorted((ROOT / "examples" / "designs").glob("*.yaml"))
+            chosen = [(path, d.name) for path in files for d in load_designs(str(path))]
+            chosen.append((own, "default"))
+        print(
+            f"{'design':34} {'run':>3} {'scale':>6} {'offered/s':>9} {'achieved/s':>10} "
+            f"{'worst 5 s':>9}  held back by"
+        )
+        delivered = total = 0
+        for path, variant in chosen:
+            for run in range(1, args.runs + 1):
+                out = Path(folder) / f"{path.stem}-{variant}-{run}.json"
+                subprocess.run(
+                    [sys.executable, "-m", "loadgen", "run", str(path), "--design", variant,
+                     "--scale", "auto", "--duration", args.duration, "--out", str(out)],
+                    cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+                )  # fmt: skip
+                name = f"{path.stem}:{variant}"
+                if not out.exists():
+                    print(f"{name:34} {run:>3} no results written")
+                    total += 1
+                    continue
+                results = json.loads(out.read_text())
+                load = results.get("load") or {}
+                worst = (load.get("worst_window") or {}).get("ratio")
+                ok = bool(load.get("delivered"))
+                delivered += ok
+                total += 1
+                shown = f"{worst:.1%}" if worst is not None else "-"
+                offered, achieved = load.get("offered_per_s", 0), load.get("achieved_per_s", 0)
+                print(
+                    f"{name:34} {run:>3} {results['run'].get('scale') or 0:>6g} "
+                    f"{offered:>9,.1f} {achieved:>10,.1f} "
+                    f"{shown:>9}  {'-' if ok else load.get('bottleneck') or 'not reported'}"
+                )
+        print(f"delivered (95% in every 5 s window): {delivered} of {total} runs")
+    return 0 if delivered == total else 1
 
 
 def _spread(scales: list[float]) -> int:
