@@ -1,26 +1,35 @@
-"""What the local targets carry, against the load generator's own ceiling, in one run.
+"""What the local targets carry, against the load generator's own ceiling, side by side.
 
 One Locust process (``loadgen run counter --design sharded --client fast --users 20``) is
 pointed in turn at:
 
-- a null endpoint answering at once: the load generator's ceiling;
+- a null endpoint answering at once: the load generator's ceiling. Debian's ``nginx``
+  (``apt-get install nginx``; nothing else is downloaded) where it is installed, from a
+  generated config, one unprivileged process on a free 127.0.0.1 port
+  (``benchmarks/null_server.py``); else, or with ``--null aiohttp``, an aiohttp server;
 - the emulator forwarding to that null endpoint: what the emulator itself costs;
 - the embedded target with each engine (``--engine moto`` and ``--engine dynamodb-local``),
-  started as ``loadgen run`` starts it, at a scale where nothing throttles.
+  at a scale where nothing throttles.
 
-For each it prints requests/s, p50, the target's CPU per request (the emulator and its engine
-process, read from /proc) beside the load generator's, and the ratios the target issue asks
-for, and the added latency at half the emulator's maximum rate (open model; a probe's p50
-through the emulator, and through each embedded target, minus its p50 direct to the null
-endpoint). Then, per engine, rate and Query latency
-against table size: the sensor workload's table is filled to 10^3 ... 2x10^5 readings
-(BatchWriteItem through the emulator), and at each size a short per-sensor run gives its rate
-and its query_recent median.
+Each target but the null endpoint is run twice. Cold: a fresh target started by the run
+itself, as a user's run starts it (no ``--endpoint``), so its first seconds (a JVM still
+compiling) are in the run's own seconds. Warmed: a target the benchmark started, after one
+untimed run of the same length. For each it prints requests/s, its share of the null
+endpoint's in the same round, the cold run's rate in its first and second half, and the CPU
+per request of each process (load generator, emulator, engine, null endpoint; read from
+/proc between the run's ``Target:`` line and its summary). ``--repeat`` runs the rounds again
+and prints the medians. Then the added latency at half the emulator's maximum rate (open
+model; a probe's p50 through the emulator, and through each embedded target, minus its p50
+direct to the null endpoint). Then, per engine, rate and Query latency against table size:
+the sensor workload's table is filled to 10^3 ... 2x10^5 readings (BatchWriteItem through
+the emulator), and at each size a short per-sensor run gives its rate and its query_recent
+median.
 
     .venv/bin/python benchmarks/bench_target.py [--seconds 15] [--sizes 1000,10000,100000,200000]
-        [--engines moto,dynamodb-local] [--skip-rates | --skip-sizes] [--skip-latency]
+        [--engines moto,dynamodb-local] [--null nginx|aiohttp] [--repeat 3]
+        [--skip-rates | --skip-sizes] [--skip-latency]
 
-Figures move with the machine's load: quote the ratios, measured side by side in one run.
+Figures move with the machine's load: quote the ratios, measured side by side in one round.
 """
 
 from __future__ import annotations
@@ -28,7 +37,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pstats
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -38,7 +49,7 @@ import time
 import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from null_server import NULL_KINDS, default_kind, null_endpoint
@@ -464,6 +475,75 @@ def sizes(sizes: list[int], seconds: float, engines: list[str]) -> None:
     print()
 
 
+PROFILED = Path(__file__).resolve().parent / "profiled_emulator.py"
+PATH_PARTS = {
+    "reading HTTP (httptools' parser, headers)": ("listener.py", "data_received"),
+    "request JSON parsed": ("wire.py", "loads_request"),
+    "validation (DynamoDB's answers to malformed requests)": ("validation.py", "validate"),
+    "pricing the request (item sizes, the write shadow)": ("pricing.py", "estimate"),
+    "partition model: admit": ("partitions.py", "admit"),
+    "the engine: sent and answered (moto itself, or the upstream connection)": (
+        "server.py",
+        "_send",
+    ),
+    "answer JSON parsed": ("wire.py", "loads_answer"),
+    "pricing the answer, the shadow and the model settled": ("server.py", "_settle"),
+    "ConsumedCapacity added, answer written": ("server.py", "_with_capacity"),
+}
+"""The emulator's request path in parts, each by the function that does it (disjoint)."""
+
+
+class _ProfiledEmulator(EmbeddedEmulator):
+    """The embedded emulator run by `profiled_emulator.py`, under cProfile on CPU time."""
+
+    def _command(self, port: int, workdir: Path) -> list[str]:
+        command = super()._command(port, workdir)
+        return [command[0], str(PROFILED), *command[3:]]
+
+
+def profile(seconds: float, engine: str) -> None:
+    """Where the emulator's CPU goes in a warmed run with `engine` behind it."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch, "emulator.prof")
+        os.environ["PROFILE_OUT"] = str(out)  # the child inherits it
+        with _ProfiledEmulator(engine=engine, scale=10.0, run_seconds=seconds) as emulator:
+            assert emulator.pid is not None
+            reported = ("--consumed-capacity", "reported")
+            run_load(emulator.endpoint_url, seconds, *reported, target_pid=emulator.pid)
+            os.kill(emulator.pid, signal.SIGUSR1)
+            run = run_load(emulator.endpoint_url, seconds, *reported, target_pid=emulator.pid)
+            os.kill(emulator.pid, signal.SIGUSR2)
+            deadline = time.monotonic() + 30
+            while not out.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1)  # written whole
+        # (file, line, function) -> (calls, primitive calls, own time, cumulative, callers)
+        stats: dict[tuple[str, int, str], Any] = cast(Any, pstats.Stats(str(out))).stats
+    total = sum(row[2] for row in stats.values())  # every function's own time
+    print(f"## Where the emulator's CPU goes ({ENGINE_NAMES[engine]} behind it, warmed)")
+    print()
+    print(
+        f"cProfile on CPU time over a {seconds:g} s run ({run['requests']:,} requests, "
+        f"{run['rate']:,.0f}/s under the profiler; load average {os.getloadavg()[0]:.1f}):"
+    )
+    print()
+    print("| part of the request path | share of the emulator's CPU |")
+    print("|---|---|")
+    shown = 0.0
+    for label, (filename, function) in PATH_PARTS.items():
+        cumulative = sum(
+            row[3]
+            for (name, _line, called), row in stats.items()
+            if name.endswith(filename) and called == function
+        )
+        shown += cumulative
+        print(f"| {label} | {cumulative / total:.0%} |")
+    print(
+        f"| the rest (the event loop, tasks, the listener's answering) | {1 - shown / total:.0%} |"
+    )
+    print()
+
+
 def _pid_listening(url: str) -> int | None:
     """The pid of the process listening on `url`'s port (from /proc/net/tcp and fds)."""
     port = urllib.parse.urlsplit(url).port
@@ -512,6 +592,12 @@ def main() -> None:
         "or aiohttp",
     )
     parser.add_argument(
+        "--profile",
+        metavar="ENGINE",
+        choices=ENGINE_NAMES,
+        help="only where the emulator's CPU goes, with this engine behind it (cProfile)",
+    )
+    parser.add_argument(
         "--repeat", type=int, default=1, help="rounds of the rate part (medians printed)"
     )
     args = parser.parse_args()
@@ -523,6 +609,9 @@ def main() -> None:
         parser.error(f"--repeat takes a whole number of 1 or more (got {args.repeat})")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print()
+    if args.profile:
+        profile(args.seconds, args.profile)
+        return
     if not args.skip_rates:
         rates(
             args.seconds, engines, null=args.null, repeat=args.repeat, latency=not args.skip_latency
