@@ -1,26 +1,35 @@
-"""What the local targets carry, against the load generator's own ceiling, in one run.
+"""What the local targets carry, against the load generator's own ceiling, side by side.
 
 One Locust process (``loadgen run counter --design sharded --client fast --users 20``) is
 pointed in turn at:
 
-- a null endpoint answering at once: the load generator's ceiling;
+- a null endpoint answering at once: the load generator's ceiling. Debian's ``nginx``
+  (``apt-get install nginx``; nothing else is downloaded) where it is installed, from a
+  generated config, one unprivileged process on a free 127.0.0.1 port
+  (``benchmarks/null_server.py``); else, or with ``--null aiohttp``, an aiohttp server;
 - the emulator forwarding to that null endpoint: what the emulator itself costs;
 - the embedded target with each engine (``--engine moto`` and ``--engine dynamodb-local``),
-  started as ``loadgen run`` starts it, at a scale where nothing throttles.
+  at a scale where nothing throttles.
 
-For each it prints requests/s, p50, the target's CPU per request (the emulator and its engine
-process, read from /proc) beside the load generator's, and the ratios the target issue asks
-for, and the added latency at half the emulator's maximum rate (open model; a probe's p50
-through the emulator, and through each embedded target, minus its p50 direct to the null
-endpoint). Then, per engine, rate and Query latency
-against table size: the sensor workload's table is filled to 10^3 ... 2x10^5 readings
-(BatchWriteItem through the emulator), and at each size a short per-sensor run gives its rate
-and its query_recent median.
+Each target but the null endpoint is run twice. Cold: a fresh target started by the run
+itself, as a user's run starts it (no ``--endpoint``), so its first seconds (a JVM still
+compiling) are in the run's own seconds. Warmed: a target the benchmark started, after one
+untimed run of the same length. For each it prints requests/s, its share of the null
+endpoint's in the same round, the cold run's rate in its first and second half, and the CPU
+per request of each process (load generator, emulator, engine, null endpoint; read from
+/proc between the run's ``Target:`` line and its summary). ``--repeat`` runs the rounds again
+and prints the medians. Then the added latency at half the emulator's maximum rate (open
+model; a probe's p50 through the emulator, and through each embedded target, minus its p50
+direct to the null endpoint). Then, per engine, rate and Query latency against table size:
+the sensor workload's table is filled to 10^3 ... 2x10^5 readings (BatchWriteItem through
+the emulator), and at each size a short per-sensor run gives its rate and its query_recent
+median.
 
     .venv/bin/python benchmarks/bench_target.py [--seconds 15] [--sizes 1000,10000,100000,200000]
-        [--engines moto,dynamodb-local] [--skip-rates | --skip-sizes] [--skip-latency]
+        [--engines moto,dynamodb-local] [--null nginx|aiohttp] [--repeat 3]
+        [--skip-rates | --skip-sizes] [--skip-latency]
 
-Figures move with the machine's load: quote the ratios, measured side by side in one run.
+Figures move with the machine's load: quote the ratios, measured side by side in one round.
 """
 
 from __future__ import annotations
@@ -28,7 +37,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
+import pstats
+import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -36,11 +47,12 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from null_server import null_endpoint
+from null_server import NULL_KINDS, default_kind, null_endpoint
 
 from loadgen.emulator.embedded import EmbeddedEmulator
 from loadgen.emulator.engines import LONG_RUN_SECONDS, DynamoConnection, pk_sk_table
@@ -69,8 +81,14 @@ ENV = {
 # --- measuring ----------------------------------------------------------------------------
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds used so far by `pid` and every process below it."""
+PROGRESS = re.compile(r"\[\s*(\d+)s\]\s+users\s+\d+\s+requests\s+(\d+)")
+"""A run's progress line: seconds into the load, requests so far."""
+ROLES = ("load generator", "emulator", "engine", "null endpoint")
+"""What each process of a run is, by its command line (`role_of`)."""
+
+
+def _processes() -> tuple[dict[int, list[int]], dict[int, float]]:
+    """Every process's children, and the CPU seconds each has used so far (from /proc)."""
     children: dict[int, list[int]] = {}
     times: dict[int, float] = {}
     for entry in Path("/proc").iterdir():
@@ -83,23 +101,69 @@ def tree_cpu(pid: int) -> float:
         child, parent = int(entry.name), int(fields[1])
         children.setdefault(parent, []).append(child)
         times[child] = (int(fields[11]) + int(fields[12])) / TICKS
-    total, stack = 0.0, [pid]
+    return children, times
+
+
+def _tree(roots: list[int], children: dict[int, list[int]]) -> list[int]:
+    found, stack = [], list(roots)
     while stack:
         current = stack.pop()
-        total += times.get(current, 0.0)
+        found.append(current)
         stack += children.get(current, [])
-    return total
+    return found
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def tree_cpu(pid: int) -> float:
+    """CPU seconds used so far by `pid` and every process below it."""
+    children, times = _processes()
+    return sum(times.get(p, 0.0) for p in _tree([pid], children))
+
+
+def role_of(pid: int) -> str:
+    """One of `ROLES` by the process's command line; ``other`` for anything else."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return "other"
+    words = [a.decode(errors="replace") for a in argv if a]
+    if words and Path(words[0]).name.startswith("java"):
+        return "engine"
+    if "loadgen.emulator" in words:
+        return "emulator"
+    if words and (
+        Path(words[0]).name == "nginx" or any(w.endswith("null_server.py") for w in words)
+    ):
+        return "null endpoint"
+    if words[1:3] == ["-m", "loadgen"]:
+        return "load generator"
+    return "other"
+
+
+def cpu_by_role(roots: list[int]) -> dict[str, float]:
+    """CPU seconds used so far by the processes at and below ``roots``, by `role_of`."""
+    children, times = _processes()
+    used: dict[str, float] = {}
+    for pid in _tree(roots, children):
+        role = role_of(pid)
+        used[role] = used.get(role, 0.0) + times.get(pid, 0.0)
+    return used
 
 
 def run_load(
-    url: str | None, seconds: float, *extra: str, target_pid: int | None = None
+    url: str | None,
+    seconds: float,
+    *extra: str,
+    target_pid: int | None = None,
+    watch: Sequence[int] = (),
 ) -> dict[str, Any]:
-    """One ``loadgen run`` against `url` (None: its own embedded target); its figures."""
+    """One ``loadgen run`` against `url` (None: its own embedded target, started by the run
+    as a user's is); its figures.
+
+    CPU is read from /proc for the run's processes and ``target_pid``'s, by role, between the
+    run's ``Target:`` line (its target is up) and its summary (the load has stopped): the
+    run's table check and its users' start and stop are in it, the processes' own start
+    and the engine's warm-up are not.
+    """
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch, "r.json")
         command = [*LOADGEN, "run", "counter", "--design", "sharded", "--client", "fast"]
@@ -108,26 +172,57 @@ def run_load(
             command += ["--users", "20"]
         if url is not None:
             command += ["--endpoint", url]
-        cpu_before = children_cpu()
-        target_before = tree_cpu(target_pid) if target_pid else 0.0
-        finished = subprocess.run(command, cwd=ROOT, env=ENV, capture_output=True, text=True)
-        target_cpu = tree_cpu(target_pid) - target_before if target_pid else None
-        loadgen_cpu = children_cpu() - cpu_before
-        if finished.returncode != 0 or not out.exists():
-            raise SystemExit(f"{' '.join(command)} failed:\n{finished.stderr[-2000:]}")
+        started = time.monotonic()
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        # Bounded: the target's start (DynamoDB Local: up to 2 minutes), the run, its report.
+        watchdog = threading.Timer(seconds + 300, process.kill)
+        watchdog.start()
+        roots = [process.pid, *([target_pid] if target_pid else []), *watch]
+        before: dict[str, float] = {}
+        after: dict[str, float] = {}
+        startup, progress, lines = None, [], []
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if startup is None and line.startswith("Target:"):
+                before, startup = cpu_by_role(roots), time.monotonic() - started
+            elif not after and line.startswith("Workload "):
+                after = cpu_by_role(roots)
+            elif (match := PROGRESS.search(line)) is not None:
+                progress.append((int(match[1]), int(match[2])))
+        process.wait()
+        watchdog.cancel()
+        if process.returncode != 0 or not out.exists() or not after:
+            tail = "".join(lines)[-2000:]
+            raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{tail}")
         results = json.loads(out.read_text())
     totals = results["totals"]
     requests = totals["requests"]
+    us = {role: (after.get(role, 0.0) - before.get(role, 0.0)) / requests * 1e6 for role in ROLES}
+    target_roles = ("emulator", "engine", "null endpoint")
     return {
         "rate": requests / results["duration_s"],
+        "halves": halves(progress),
         "p50_ms": totals["p50_ms"],
         "requests": requests,
-        "loadgen_us": loadgen_cpu / requests * 1e6,
-        "loadgen_cpu": loadgen_cpu,
-        "target_us": None if target_cpu is None else target_cpu / requests * 1e6,
+        "startup_s": startup,
+        "us": us,
+        "loadgen_us": us["load generator"],
+        "target_us": sum(us[role] for role in target_roles) if after else None,
         "engine": results["run"].get("engine"),
         "delivered": (results.get("load") or {}).get("delivered"),
     }
+
+
+def halves(progress: list[tuple[int, int]]) -> tuple[float, float] | None:
+    """Requests/s in a run's first and second half, from its progress lines (every 2 s)."""
+    if len(progress) < 4:
+        return None
+    middle_s, middle = progress[len(progress) // 2]
+    end_s, end = progress[-1]
+    return middle / middle_s, (end - middle) / (end_s - middle_s)
 
 
 # --- talking to a target directly ----------------------------------------------------------
@@ -182,70 +277,139 @@ def sensor_run(url: str, seconds: float) -> dict[str, Any]:
 # --- the report ---------------------------------------------------------------------------
 
 
-def rates(seconds: float, engines: list[str], *, latency: bool = True) -> None:
-    print(f"## Rate of one Locust process (20 users, fast client, counter sharded, {seconds:g} s)")
-    print()
+def rates(
+    seconds: float, engines: list[str], *, null: str, repeat: int, latency: bool = True
+) -> None:
     print(
-        "| target | requests/s | p50 ms | target CPU us/request | load generator CPU us/request |"
+        f"## Rate of one Locust process (20 users, fast client, counter sharded, {seconds:g} s), "
+        f"against the {null} null endpoint"
     )
-    print("|---|---|---|---|---|")
-    figures: dict[str, dict[str, Any]] = {}
-    with null_endpoint() as null_url:
-        null_pid = _pid_listening(null_url)
-        figures["null"] = run_load(null_url, seconds, target_pid=null_pid)
-        with EmbeddedEmulator(upstream=null_url, scale=1000.0) as emulator:
-            figures["emulator"] = run_load(emulator.endpoint_url, seconds, target_pid=emulator.pid)
-            # The load generator's CPU per request without its start and stop: the difference
-            # between this run and a shorter one.
-            short = run_load(emulator.endpoint_url, seconds / 3, target_pid=emulator.pid)
-    measured = list(engines)
-    if "dynamodb-local" in engines:
-        measured.append(LONG_DYNAMODB_LOCAL)
-    for engine in measured:
-        # A scale at which nothing throttles: the engine's rate, not the model's. A run as
-        # long as LONG_RUN_SECONDS gets the JVM that compiles fully (`engines.jvm_choice`).
-        long = engine == LONG_DYNAMODB_LOCAL
-        with EmbeddedEmulator(
-            engine="dynamodb-local" if long else engine,
-            scale=10.0,
-            run_seconds=LONG_RUN_SECONDS if long else seconds,
-        ) as emulator:
-            figures[engine] = run_load(emulator.endpoint_url, seconds, target_pid=emulator.pid)
-    labels = {
-        "null": "null endpoint (the load generator's ceiling)",
-        "emulator": "emulator forwarding to the null endpoint",
-        **{engine: f"embedded target, {ENGINE_LABELS[engine]}" for engine in measured},
-    }
-    for key, label in labels.items():
-        f = figures[key]
-        target = "-" if f["target_us"] is None else f"{f['target_us']:.0f}"
-        print(f"| {label} | {f['rate']:,.0f} | {f['p50_ms']} | {target} | {f['loadgen_us']:.0f} |")
-    null = figures["null"]["rate"]
     print()
-    print("(load generator CPU includes its start and stop, about 2 s, spread over the run)")
-    print()
-    for engine in measured:
-        print(f"goal 1, embedded ({engine}) / null endpoint: {figures[engine]['rate'] / null:.0%}")
-    emulator_us = figures["emulator"]["target_us"]
-    long, requests = figures["emulator"], figures["emulator"]["requests"] - short["requests"]
-    client_us = (long["loadgen_cpu"] - short["loadgen_cpu"]) / requests * 1e6
     print(
-        f"goal 3, emulator CPU / fast client CPU per request: {emulator_us / client_us:.2f}x "
-        f"({emulator_us:.0f} us / {client_us:.0f} us, the client's without its start and stop)"
+        "Cold: a fresh target for each run, started by `loadgen run` itself as a user's is (no "
+        "--endpoint), its first seconds in the run. Warmed: a target the benchmark started, "
+        "after one untimed run of the same length. CPU per request by process (load generator"
+        " / emulator / engine / null endpoint), from /proc."
+    )
+    rounds = []
+    for number in range(1, repeat + 1):
+        print()
+        print(f"### Round {number} of {repeat} (load average {os.getloadavg()[0]:.1f})")
+        print()
+        print(
+            "| target | cold requests/s | of null | cold first / second half | warmed requests/s "
+            "| of null | cold CPU us/request | warmed CPU us/request |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        rounds.append(one_round(seconds, engines, null))
+        print(f"(load average after the round {os.getloadavg()[0]:.1f})")
+    figures = rounds[-1]
+    print()
+    print(
+        f"### Medians of {repeat} rounds: each target's rate over the null endpoint's, same round"
+    )
+    print()
+    print("| target | cold | warmed | cold requests/s | warmed requests/s |")
+    print("|---|---|---|---|---|")
+    for key in figures:
+        cells = []
+        for kind in ("cold", "warmed"):
+            ratios = [
+                r[key][kind]["rate"] / r["null"]["cold"]["rate"] for r in rounds if r[key][kind]
+            ]
+            cells.append(f"{statistics.median(ratios):.2f}" if ratios else "-")
+        for kind in ("cold", "warmed"):
+            rates_ = [r[key][kind]["rate"] for r in rounds if r[key][kind]]
+            cells.append(f"{statistics.median(rates_):,.0f}" if rates_ else "-")
+        print(f"| {LABELS.get(key, key)} | {' | '.join(cells)} |")
+    print()
+    emulator = figures["emulator"]["warmed"]
+    emulator_us, client_us = emulator["us"]["emulator"], emulator["us"]["load generator"]
+    print(
+        f"emulator CPU / fast client CPU per request (warmed, last round): "
+        f"{emulator_us / client_us:.2f}x ({emulator_us:.0f} us / {client_us:.0f} us)"
     )
     print()
     if latency:
-        half = figures["emulator"]["rate"] / 2
-        added_latency(half, seconds, engines)
+        added_latency(emulator["rate"] / 2, seconds, engines, null)
 
 
-def added_latency(rate: float, seconds: float, engines: list[str]) -> None:
+LABELS = {
+    "null": "null endpoint (the load generator's ceiling)",
+    "emulator": "emulator forwarding to the null endpoint",
+    **{engine: f"embedded target, {label}" for engine, label in ENGINE_LABELS.items()},
+}
+
+
+def one_round(seconds: float, engines: list[str], null: str) -> dict[str, dict[str, Any]]:
+    """Each target's cold and warmed run (`rates`), a row printed as each is measured."""
+    figures: dict[str, dict[str, Any]] = {}
+    with null_endpoint(null) as null_url:
+        null_pid = _pid_listening(null_url)
+        figures["null"] = {"cold": run_load(null_url, seconds, target_pid=null_pid), "warmed": None}
+        _row("null", figures)
+        emulate = ("--emulate", "--scale", "1000")
+        forwarding = run_load(null_url, seconds, *emulate, target_pid=null_pid)
+        with EmbeddedEmulator(upstream=null_url, scale=1000.0) as emulator:
+            watched = [emulator.pid, null_pid]
+            figures["emulator"] = {
+                "cold": forwarding,
+                "warmed": warmed(emulator, seconds, watched),
+            }
+        _row("emulator", figures)
+    for engine in engines:
+        # A scale at which nothing throttles: the engine's rate, not the model's. A run as
+        # long as LONG_RUN_SECONDS gets the JVM that compiles fully (`engines.jvm_choice`);
+        # a cold run as short as these never does.
+        long = engine == LONG_DYNAMODB_LOCAL
+        named = "dynamodb-local" if long else engine
+        cold = None if long else run_load(None, seconds, "--engine", named, "--scale", "10")
+        with EmbeddedEmulator(
+            engine=named, scale=10.0, run_seconds=LONG_RUN_SECONDS if long else seconds
+        ) as emulator:
+            figures[engine] = {"cold": cold, "warmed": warmed(emulator, seconds, [emulator.pid])}
+        _row(engine, figures)
+    return figures
+
+
+def warmed(emulator: EmbeddedEmulator, seconds: float, watched: list[int | None]) -> dict[str, Any]:
+    """A run against `emulator` after one untimed run of the same length."""
+    reported = ("--consumed-capacity", "reported")  # as the run that starts its own target
+    pids = [pid for pid in watched if pid is not None]
+    run_load(emulator.endpoint_url, seconds, *reported, target_pid=pids[0])
+    return run_load(emulator.endpoint_url, seconds, *reported, target_pid=pids[0], watch=pids[1:])
+
+
+def _row(key: str, figures: dict[str, dict[str, Any]]) -> None:
+    null = figures["null"]["cold"]["rate"]
+    cells = []
+    for kind in ("cold", "warmed"):
+        f = figures[key][kind]
+        if f is None:
+            cells.append("- | -" + (" | -" if kind == "cold" else ""))
+            continue
+        cells.append(f"{f['rate']:,.0f} | {f['rate'] / null:.2f}")
+        if kind == "cold":
+            halves = f["halves"]
+            cells[-1] += " | " + ("-" if halves is None else f"{halves[0]:,.0f} / {halves[1]:,.0f}")
+    cpu = [_cpu(figures[key][kind]) for kind in ("cold", "warmed")]
+    print(f"| {LABELS[key]} | {' | '.join(cells)} | {' | '.join(cpu)} |", flush=True)
+
+
+def _cpu(f: dict[str, Any] | None) -> str:
+    """CPU us per request by role: load generator / emulator / engine / null endpoint."""
+    if f is None:
+        return "-"
+    return " / ".join(f"{f['us'][role]:.0f}" for role in ROLES)
+
+
+def added_latency(rate: float, seconds: float, engines: list[str], null: str) -> None:
     """p50 through each target minus p50 direct to the null endpoint, at `rate` offered.
 
     Locust's percentiles are whole milliseconds; so while the load runs, a probe sends one
     GetItem at a time (every 2 ms) and times each to the microsecond.
     """
-    with null_endpoint() as null_url:
+    with null_endpoint(null) as null_url:
         direct = probed(null_url, rate, seconds)
         with EmbeddedEmulator(upstream=null_url, scale=1000.0) as emulator:
             through = {
@@ -253,11 +417,11 @@ def added_latency(rate: float, seconds: float, engines: list[str]) -> None:
                     emulator.endpoint_url, rate, seconds
                 )
             }
-    for engine in engines:
+    for engine in [e for e in engines if e in ENGINE_NAMES]:
         with EmbeddedEmulator(engine=engine, scale=10.0) as emulator:
             label = f"embedded target, {ENGINE_NAMES[engine]}"
             through[label] = probed(emulator.endpoint_url, rate, seconds)
-    print(f"goal 3, added p50 at half the emulator's maximum rate ({rate:,.0f}/s offered):")
+    print(f"added p50 at half the emulator's maximum rate ({rate:,.0f}/s offered):")
     for label, p50 in through.items():
         print(f"- {label}: {p50 - direct:+.2f} ms ({p50:.2f} ms; direct {direct:.2f} ms)")
     print()
@@ -311,6 +475,75 @@ def sizes(sizes: list[int], seconds: float, engines: list[str]) -> None:
     print()
 
 
+PROFILED = Path(__file__).resolve().parent / "profiled_emulator.py"
+PATH_PARTS = {
+    "reading HTTP (httptools' parser, headers)": ("listener.py", "data_received"),
+    "request JSON parsed": ("wire.py", "loads_request"),
+    "validation (DynamoDB's answers to malformed requests)": ("validation.py", "validate"),
+    "pricing the request (item sizes, the write shadow)": ("pricing.py", "estimate"),
+    "partition model: admit": ("partitions.py", "admit"),
+    "the engine: sent and answered (moto itself, or the upstream connection)": (
+        "server.py",
+        "_send",
+    ),
+    "answer JSON parsed": ("wire.py", "loads_answer"),
+    "pricing the answer, the shadow and the model settled": ("server.py", "_settle"),
+    "ConsumedCapacity added, answer written": ("server.py", "_with_capacity"),
+}
+"""The emulator's request path in parts, each by the function that does it (disjoint)."""
+
+
+class _ProfiledEmulator(EmbeddedEmulator):
+    """The embedded emulator run by `profiled_emulator.py`, under cProfile on CPU time."""
+
+    def _command(self, port: int, workdir: Path) -> list[str]:
+        command = super()._command(port, workdir)
+        return [command[0], str(PROFILED), *command[3:]]
+
+
+def profile(seconds: float, engine: str) -> None:
+    """Where the emulator's CPU goes in a warmed run with `engine` behind it."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch, "emulator.prof")
+        os.environ["PROFILE_OUT"] = str(out)  # the child inherits it
+        with _ProfiledEmulator(engine=engine, scale=10.0, run_seconds=seconds) as emulator:
+            assert emulator.pid is not None
+            reported = ("--consumed-capacity", "reported")
+            run_load(emulator.endpoint_url, seconds, *reported, target_pid=emulator.pid)
+            os.kill(emulator.pid, signal.SIGUSR1)
+            run = run_load(emulator.endpoint_url, seconds, *reported, target_pid=emulator.pid)
+            os.kill(emulator.pid, signal.SIGUSR2)
+            deadline = time.monotonic() + 30
+            while not out.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(1)  # written whole
+        # (file, line, function) -> (calls, primitive calls, own time, cumulative, callers)
+        stats: dict[tuple[str, int, str], Any] = cast(Any, pstats.Stats(str(out))).stats
+    total = sum(row[2] for row in stats.values())  # every function's own time
+    print(f"## Where the emulator's CPU goes ({ENGINE_NAMES[engine]} behind it, warmed)")
+    print()
+    print(
+        f"cProfile on CPU time over a {seconds:g} s run ({run['requests']:,} requests, "
+        f"{run['rate']:,.0f}/s under the profiler; load average {os.getloadavg()[0]:.1f}):"
+    )
+    print()
+    print("| part of the request path | share of the emulator's CPU |")
+    print("|---|---|")
+    shown = 0.0
+    for label, (filename, function) in PATH_PARTS.items():
+        cumulative = sum(
+            row[3]
+            for (name, _line, called), row in stats.items()
+            if name.endswith(filename) and called == function
+        )
+        shown += cumulative
+        print(f"| {label} | {cumulative / total:.0%} |")
+    print(
+        f"| the rest (the event loop, tasks, the listener's answering) | {1 - shown / total:.0%} |"
+    )
+    print()
+
+
 def _pid_listening(url: str) -> int | None:
     """The pid of the process listening on `url`'s port (from /proc/net/tcp and fds)."""
     port = urllib.parse.urlsplit(url).port
@@ -348,19 +581,44 @@ def main() -> None:
     parser.add_argument(
         "--engines",
         default=",".join(ENGINE_NAMES),
-        help=f"embedded engines to measure (comma-separated; default {','.join(ENGINE_NAMES)})",
+        help=f"embedded engines to measure (comma-separated: {', '.join(ENGINE_LABELS)}; "
+        f"default {','.join(ENGINE_NAMES)}; {LONG_DYNAMODB_LOCAL} only in the rate part)",
+    )
+    parser.add_argument(
+        "--null",
+        choices=NULL_KINDS,
+        default=default_kind(),
+        help="the null endpoint: nginx (Debian's package, the default where it is installed) "
+        "or aiohttp",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="ENGINE",
+        choices=ENGINE_NAMES,
+        help="only where the emulator's CPU goes, with this engine behind it (cProfile)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of the rate part (medians printed)"
     )
     args = parser.parse_args()
     engines = [e for e in args.engines.split(",") if e]
-    unknown = [e for e in engines if e not in ENGINE_NAMES]
+    unknown = [e for e in engines if e not in ENGINE_LABELS]
     if unknown or not engines:
-        parser.error(f"--engines takes {', '.join(ENGINE_NAMES)} (got {args.engines!r})")
+        parser.error(f"--engines takes {', '.join(ENGINE_LABELS)} (got {args.engines!r})")
+    if args.repeat < 1:
+        parser.error(f"--repeat takes a whole number of 1 or more (got {args.repeat})")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print()
+    if args.profile:
+        profile(args.seconds, args.profile)
+        return
     if not args.skip_rates:
-        rates(args.seconds, engines, latency=not args.skip_latency)
+        rates(
+            args.seconds, engines, null=args.null, repeat=args.repeat, latency=not args.skip_latency
+        )
     if not args.skip_sizes:
-        sizes([int(s) for s in args.sizes.split(",")], args.seconds, engines)
+        sized = [e for e in engines if e in ENGINE_NAMES]
+        sizes([int(s) for s in args.sizes.split(",")], args.seconds, sized)
 
 
 if __name__ == "__main__":
