@@ -215,7 +215,7 @@ panels = [
         "(docs/fidelity.md). Empty for a table without a GSI.",
         targets(
             (
-                f'sum by (index, reason) ({PREFIX}_gsi_buffered_write_units{{{INSTANCE}, '
+                f"sum by (index, reason) ({PREFIX}_gsi_buffered_write_units{{{INSTANCE}, "
                 f'table=~"$table"}})',
                 "{{index}} buffered ({{reason}})",
             ),
