@@ -28,6 +28,7 @@ from loadgen.design.patterns import CompiledPattern
 from loadgen.design.spec import AccessPattern, DesignFile
 from loadgen.model.api import api_model
 from loadgen.model.expressions import request_error, update_paths
+from loadgen.model.limits import too_many
 from loadgen.model.schema import TableSchema
 
 __all__ = ["refusal", "request_problem", "unwritten_indexes"]
@@ -194,10 +195,6 @@ def _written_by(request: Mapping[str, Any], default: str, written: dict[str, set
                     found.add(names.get(first, first))
 
 
-# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
-_MOST = {"BatchGetItem": 100, "BatchWriteItem": 25, "TransactGetItems": 100,
-         "TransactWriteItems": 100}  # fmt: skip
-"""Keys, items or actions one request may carry."""
 _ACTIONS = {"TransactGetItems": ("Get",),
             "TransactWriteItems": ("ConditionCheck", "Put", "Delete", "Update")}  # fmt: skip
 
@@ -218,8 +215,9 @@ def request_problem(operation: str, request: Any, schemas: Mapping[str, TableSch
         return _batch_problem(operation, request["RequestItems"], schemas)
     if operation in _ACTIONS:
         actions = request["TransactItems"]
-        if len(actions) > _MOST[operation]:
-            return f"a {operation} takes at most {_MOST[operation]} actions ({len(actions)} given)"
+        problem = too_many(operation, len(actions))
+        if problem is not None:
+            return problem
         for i, action in enumerate(actions):
             kinds = [kind for kind in _ACTIONS[operation] if action.get(kind) is not None]
             if len(kinds) != 1:
@@ -256,9 +254,9 @@ def _batch_problem(
         return f"a {operation} names at least one table (its RequestItems are empty)"
     get = operation == "BatchGetItem"
     count = sum(len(body["Keys"]) if get else len(body) for body in requests.values())
-    if count > _MOST[operation]:
-        what = "keys" if get else "puts and deletes"
-        return f"a {operation} takes at most {_MOST[operation]} {what} ({count} given)"
+    problem = too_many(operation, count)
+    if problem is not None:
+        return problem
     for table, body in requests.items():
         for row in body["Keys"] if get else body:
             if get:

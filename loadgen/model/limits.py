@@ -17,6 +17,7 @@ __all__ = [
     "MAX_TRANSACTION_ACTIONS",
     "MAX_TRANSACTION_BYTES",
     "MOST_IN_ONE_REQUEST",
+    "too_many",
 ]
 
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
@@ -47,3 +48,21 @@ MOST_IN_ONE_REQUEST = {
     "TransactWriteItems": MAX_TRANSACTION_ACTIONS,
 }
 """Keys, items or actions one request of each operation may carry."""
+_WHAT = {
+    "BatchGetItem": "keys",
+    "BatchWriteItem": "put and delete requests",
+    "TransactGetItems": "actions",
+    "TransactWriteItems": "actions",
+}
+
+
+def too_many(operation: str, count: int) -> str | None:
+    """Why one ``operation`` request of ``count`` keys, items or actions is refused, or None.
+
+    >>> too_many("TransactWriteItems", 101)
+    'a TransactWriteItems takes at most 100 actions (101 given)'
+    """
+    most = MOST_IN_ONE_REQUEST.get(operation)
+    if most is None or count <= most:
+        return None
+    return f"a {operation} takes at most {most} {_WHAT[operation]} ({count:,} given)"
