@@ -21,17 +21,23 @@ item or update writes stays empty (a misspelt ``eventID``), and its reads find n
 from __future__ import annotations
 
 import re
+from difflib import get_close_matches
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from loadgen.design.patterns import CompiledPattern
 from loadgen.design.spec import AccessPattern, DesignFile
 from loadgen.model.api import api_model
-from loadgen.model.expressions import request_error, update_paths
+from loadgen.model.expressions import (
+    EXPRESSION_ORDER,
+    attribute_uses,
+    request_error,
+    update_paths,
+)
 from loadgen.model.limits import too_many
 from loadgen.model.schema import TableSchema
 
-__all__ = ["refusal", "request_problem", "unwritten_indexes"]
+__all__ = ["refusal", "request_problem", "unknown_attributes", "unwritten_indexes"]
 
 _FIELDS = {
     "ConditionExpression": "condition",
@@ -142,19 +148,7 @@ def unwritten_indexes(
 ) -> list[str]:
     """One warning per index a pattern reads whose key attributes no entity, listed item or
     write of the design carries: its reads would find nothing."""
-    written: dict[str, set[str]] = {}
-    first = next(iter(schemas))  # an entity's table when it names none, as everywhere
-    for entity in spec.entities.values():
-        written.setdefault(entity.table or first, set()).update(entity.item)
-    for table, rows in (spec.items or {}).items():
-        for row in rows:  # boto3's batch_write_item shape, as the starting data reads it
-            written.setdefault(table, set()).update(next(iter(row.values())).get("Item", row))
-    for pattern in compiled.values():
-        for request in pattern.requests:
-            _written_by(request.request, pattern.table, written)
-        for template in pattern.key_templates:
-            if pattern.operation == "BatchWriteItem":
-                written.setdefault(pattern.table, set()).update(template)
+    written = _carried(spec, compiled, schemas)
     notes = []
     for pattern in compiled.values():
         if pattern.index is None:
@@ -170,6 +164,97 @@ def unwritten_indexes(
                 "pattern's reads find nothing"
             )
     return notes
+
+
+def unknown_attributes(
+    spec: DesignFile, compiled: Mapping[str, CompiledPattern], schemas: Mapping[str, TableSchema]
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Attributes a pattern's expressions name that no item of their table carries (no entity,
+    listed item or write of the design: a misspelt ``peeple``): (where in the file, why) of each the
+    expression reads, which DynamoDB would never find, and one warning for each it only tests
+    or tolerates absent (``attribute_not_exists(x)``, ``if_not_exists(x, :v)``, ``REMOVE x``),
+    which holds as if every item lacked it. A key condition names the key of what it queries."""
+    carried = _carried(spec, compiled, schemas)
+    refused: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for given in spec.access_patterns:
+        pattern = compiled[given.id]
+        for where, body in _bodies(pattern.requests[0].request if pattern.requests else {}):
+            schema = schemas.get(str(body.get("TableName") or pattern.table))
+            if schema is None or request_error(body) is not None:
+                continue
+            names = body.get("ExpressionAttributeNames") or {}
+            for kind in EXPRESSION_ORDER:
+                text = body.get(kind)
+                if not isinstance(text, str):
+                    continue
+                uses: dict[str, set[str]] = {}
+                for name, use in attribute_uses(kind, text):
+                    uses.setdefault(str(names.get(name, name)), set()).add(use)
+                field_name = (
+                    "request"
+                    if given.request is not None
+                    else _update_field(where, given)
+                    if kind == "UpdateExpression"
+                    else where + _FIELDS[kind]
+                )
+                if kind == "KeyConditionExpression":
+                    index = body.get("IndexName")
+                    owner = schema.index(index) if isinstance(index, str) else schema
+                    for attribute in uses:
+                        if attribute not in owner.key_attributes:
+                            refused.append((
+                                f"access_patterns.{given.id}.{field_name}",
+                                f"attribute {attribute!r} is not a key attribute of "
+                                f"{owner.name} (its key: {', '.join(owner.key_attributes)})",
+                            ))  # fmt: skip
+                    continue
+                known = carried.get(schema.name, set()) | set(schema.key_attributes)
+                for attribute, used in uses.items():
+                    if attribute in known or "writes" in used:
+                        continue
+                    close = get_close_matches(attribute, sorted(known), n=1)
+                    carry = sorted(known)
+                    more = ", ..." if len(carry) > 12 else ""
+                    hint = (
+                        f"; did you mean {close[0]!r}?"
+                        if close
+                        else f" (its items carry {', '.join(carry[:12])}{more})"
+                    )
+                    if "absent" in used:
+                        notes.append(
+                            f"access pattern {given.id!r} {field_name}: attribute "
+                            f"{attribute!r} is carried by no entity, listed item or write of "
+                            f"table {schema.name}, and the expression tests it absent: it "
+                            f"finds every item without it{hint}"
+                        )
+                    else:
+                        refused.append((
+                            f"access_patterns.{given.id}.{field_name}",
+                            f"attribute {attribute!r} is carried by no entity, listed item "
+                            f"or write of table {schema.name}: DynamoDB never finds it{hint}",
+                        ))  # fmt: skip
+    return refused, notes
+
+
+def _carried(
+    spec: DesignFile, compiled: Mapping[str, CompiledPattern], schemas: Mapping[str, TableSchema]
+) -> dict[str, set[str]]:
+    """Per table, the attributes an entity, a listed item or a write of the design carries."""
+    written: dict[str, set[str]] = {}
+    first = next(iter(schemas))  # an entity's table when it names none, as everywhere
+    for entity in spec.entities.values():
+        written.setdefault(entity.table or first, set()).update(entity.item)
+    for table, rows in (spec.items or {}).items():
+        for row in rows:  # boto3's batch_write_item shape, as the starting data reads it
+            written.setdefault(table, set()).update(next(iter(row.values())).get("Item", row))
+    for pattern in compiled.values():
+        for request in pattern.requests:
+            _written_by(request.request, pattern.table, written)
+        for template in pattern.key_templates:
+            if pattern.operation == "BatchWriteItem":
+                written.setdefault(pattern.table, set()).update(template)
+    return written
 
 
 def _written_by(request: Mapping[str, Any], default: str, written: dict[str, set[str]]) -> None:
