@@ -21,8 +21,8 @@ item or update writes stays empty (a misspelt ``eventID``), and its reads find n
 from __future__ import annotations
 
 import re
-from difflib import get_close_matches
 from collections.abc import Iterator, Mapping
+from difflib import get_close_matches
 from typing import Any
 
 from loadgen.design.patterns import CompiledPattern

@@ -76,16 +76,19 @@ def size_notes(
         if pattern.operation != "BatchGetItem":
             continue
         draws = Draws(generators)
-        for call in compiled[pattern.id].calls(draws):
-            found = [
-                stored.find(table, key, draws)
-                for table, body in call.params["RequestItems"].items()
-                for key in body["Keys"]
-            ]
-            total = sum(item_size(item) for item in found if item is not None)
+        built = compiled[pattern.id]
+        for call in built.calls(draws):
+            keys = [(t, k) for t, body in call.params["RequestItems"].items() for k in body["Keys"]]
+            if built.key_templates:  # every key of the call from one template: its entity's
+                key = RequestTemplate({"k": built.key_templates[0]}).render(draws)["k"]
+                item = stored.find(built.table, key, draws)
+                total = len(keys) * item_size(item) if item is not None else 0
+            else:
+                found = [stored.find(table, key, draws) for table, key in keys]
+                total = sum(item_size(item) for item in found if item is not None)
             if total > MAX_BATCH_GET_BYTES:
                 notes.append(
-                    f"access pattern {pattern.id!r} reads {len(found)} items of about "
+                    f"access pattern {pattern.id!r} reads {len(keys)} items of about "
                     f"{total:,} bytes in all in one BatchGetItem, more than the "
                     f"{MAX_BATCH_GET_BYTES:,} bytes (16 MB) one call returns: DynamoDB returns "
                     "part of them and the rest as UnprocessedKeys"
@@ -137,20 +140,22 @@ def _request_refusal(
     items past 4 MB."""
     total = 0
     for where, kind, body, entity in _bodies(pattern, operation, params):
+        grown = kind == "Put"
         if kind == "Put":
             item: Mapping[str, Any] | None = body["Item"]
         else:
             item = stored.find(str(body.get("TableName")), body["Key"], draws)
             if kind == "Update":
                 after = apply_update(item, body["Key"], body)
-                if after is not None and item_size(after) > item_size(item or {}):
-                    item = after
+                before = item_size(item or {})
+                if after is not None and item_size(after) > before:
+                    grown, item = before <= MAX_ITEM_BYTES, after
         size = item_size(item) if item is not None else 0
-        # An item only found is its entity's or listed item's to answer for (checked after).
-        if size > MAX_ITEM_BYTES and kind in ("Put", "Update"):
-            after = " after the update" if kind == "Update" else ""
+        # An item found too large already is its entity's or listed item's to answer for.
+        if size > MAX_ITEM_BYTES and grown:
+            updated = " after the update" if kind == "Update" else ""
             whose = f" (entity {entity!r})" if entity else ""
-            return where, f"an item of {size:,} bytes{after}{whose}; {_ITEM}"
+            return where, f"an item of {size:,} bytes{updated}{whose}; {_ITEM}"
         total += size
     if operation in ("TransactWriteItems", "TransactGetItems") and total > MAX_TRANSACTION_BYTES:
         return (
@@ -180,15 +185,12 @@ def _bodies(
             for row in rows:
                 if "PutRequest" in row:
                     body = {"TableName": table, **row["PutRequest"]}
-                    yield ("request", "Put", body, None) if whole else (
-                        "entity", "Put", body, pattern.entity
-                    )
+                    yield "request" if whole else "entity", "Put", body, pattern.entity
     elif operation == "PutItem":
-        yield ("request", "Put", params, None) if whole else ("entity", "Put", params, pattern.entity)
+        yield "request" if whole else "entity", "Put", params, pattern.entity
     elif operation == "UpdateItem":
-        yield ("request", "Update", params, None) if whole else (
-            _field("Update", pattern), "Update", params, pattern.entity
-        )
+        field = "request" if whole else _field("Update", pattern)
+        yield field, "Update", params, pattern.entity
 
 
 def _field(kind: str, given: Any) -> str:

@@ -29,10 +29,10 @@ from typing import Any
 
 __all__ = [
     "EXPRESSION_ORDER",
-    "attribute_uses",
     "MAX_EXPRESSION_LENGTH",
     "MAX_LIST_INDEX",
     "MAX_PATH_DEPTH",
+    "attribute_uses",
     "expression_error",
     "first_error",
     "names_error",
