@@ -169,11 +169,13 @@ def unwritten_indexes(
 def unknown_attributes(
     spec: DesignFile, compiled: Mapping[str, CompiledPattern], schemas: Mapping[str, TableSchema]
 ) -> tuple[list[tuple[str, str]], list[str]]:
-    """Attributes a pattern's expressions name that no item of their table carries (no entity,
-    listed item or write of the design: a misspelt ``peeple``): (where in the file, why) of each the
-    expression reads, which DynamoDB would never find, and one warning for each it only tests
-    or tolerates absent (``attribute_not_exists(x)``, ``if_not_exists(x, :v)``, ``REMOVE x``),
-    which holds as if every item lacked it. A key condition names the key of what it queries."""
+    """Attributes a pattern's expressions name that no item of their table carries (no
+    entity, listed item or write of the design: a misspelt ``peeple``): (where in the file,
+    why) of each a condition, an update or a projection reads, which DynamoDB never finds; one
+    warning for each an expression only tests or tolerates absent (``attribute_not_exists(x)``,
+    ``if_not_exists(x, :v)``, ``REMOVE x``), which holds as if every item lacked it, and for
+    each a filter reads (it only leaves out what a read returns). A key condition names the
+    key of what it queries."""
     carried = _carried(spec, compiled, schemas)
     refused: list[tuple[str, str]] = []
     notes: list[str] = []
@@ -227,6 +229,12 @@ def unknown_attributes(
                             f"{attribute!r} is carried by no entity, listed item or write of "
                             f"table {schema.name}, and the expression tests it absent: it "
                             f"finds every item without it{hint}"
+                        )
+                    elif kind == "FilterExpression":
+                        notes.append(
+                            f"access pattern {given.id!r} {field_name}: attribute "
+                            f"{attribute!r} is carried by no entity, listed item or write of "
+                            f"table {schema.name}: the filter never finds it{hint}"
                         )
                     else:
                         refused.append((

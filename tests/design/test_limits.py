@@ -257,3 +257,15 @@ def test_the_uses_of_each_attribute_are_read_from_the_expression() -> None:
         ("d", "absent"),
     ]
     assert attribute_uses("ProjectionExpression", "a.b[1], c") == [("a", "reads"), ("c", "reads")]
+
+
+def test_a_filter_on_an_attribute_no_item_carries_is_a_warning(tmp_path: Path) -> None:
+    def change(data: dict[str, Any]) -> None:
+        _pattern(data, "find-games")["filter"] = "peeple < :most"
+        _pattern(data, "find-games")["values"] = {":most": 10}
+
+    assert (
+        "access pattern 'find-games' filter: attribute 'peeple' is carried by no entity, "
+        "listed item or write of table battle-royale: the filter never finds it; did you mean "
+        "'people'?"
+    ) in load_design(_lobby(tmp_path, change)).notes
