@@ -22,15 +22,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from difflib import get_close_matches
 from typing import Any
 
 from loadgen.design.patterns import CompiledPattern
 from loadgen.design.spec import AccessPattern, DesignFile
 from loadgen.model.api import api_model
-from loadgen.model.expressions import request_error, update_paths
+from loadgen.model.expressions import (
+    EXPRESSION_ORDER,
+    attribute_uses,
+    request_error,
+    update_paths,
+)
+from loadgen.model.limits import too_many
 from loadgen.model.schema import TableSchema
 
-__all__ = ["refusal", "request_problem", "unwritten_indexes"]
+__all__ = ["refusal", "request_problem", "unknown_attributes", "unwritten_indexes"]
 
 _FIELDS = {
     "ConditionExpression": "condition",
@@ -141,19 +148,7 @@ def unwritten_indexes(
 ) -> list[str]:
     """One warning per index a pattern reads whose key attributes no entity, listed item or
     write of the design carries: its reads would find nothing."""
-    written: dict[str, set[str]] = {}
-    first = next(iter(schemas))  # an entity's table when it names none, as everywhere
-    for entity in spec.entities.values():
-        written.setdefault(entity.table or first, set()).update(entity.item)
-    for table, rows in (spec.items or {}).items():
-        for row in rows:  # boto3's batch_write_item shape, as the starting data reads it
-            written.setdefault(table, set()).update(next(iter(row.values())).get("Item", row))
-    for pattern in compiled.values():
-        for request in pattern.requests:
-            _written_by(request.request, pattern.table, written)
-        for template in pattern.key_templates:
-            if pattern.operation == "BatchWriteItem":
-                written.setdefault(pattern.table, set()).update(template)
+    written = _carried(spec, compiled, schemas)
     notes = []
     for pattern in compiled.values():
         if pattern.index is None:
@@ -169,6 +164,106 @@ def unwritten_indexes(
                 "pattern's reads find nothing"
             )
     return notes
+
+
+def unknown_attributes(
+    spec: DesignFile, compiled: Mapping[str, CompiledPattern], schemas: Mapping[str, TableSchema]
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Attributes a pattern's expressions name that no item of their table carries (no
+    entity, listed item or write of the design: a misspelt ``peeple``): (where in the file,
+    why) of each a condition, an update or a projection reads, which DynamoDB never finds; one
+    warning for each an expression only tests or tolerates absent (``attribute_not_exists(x)``,
+    ``if_not_exists(x, :v)``, ``REMOVE x``), which holds as if every item lacked it, and for
+    each a filter reads (it only leaves out what a read returns). A key condition names the
+    key of what it queries."""
+    carried = _carried(spec, compiled, schemas)
+    refused: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for given in spec.access_patterns:
+        pattern = compiled[given.id]
+        for where, body in _bodies(pattern.requests[0].request if pattern.requests else {}):
+            schema = schemas.get(str(body.get("TableName") or pattern.table))
+            if schema is None or request_error(body) is not None:
+                continue
+            names = body.get("ExpressionAttributeNames") or {}
+            for kind in EXPRESSION_ORDER:
+                text = body.get(kind)
+                if not isinstance(text, str):
+                    continue
+                uses: dict[str, set[str]] = {}
+                for name, use in attribute_uses(kind, text):
+                    uses.setdefault(str(names.get(name, name)), set()).add(use)
+                field_name = (
+                    "request"
+                    if given.request is not None
+                    else _update_field(where, given)
+                    if kind == "UpdateExpression"
+                    else where + _FIELDS[kind]
+                )
+                if kind == "KeyConditionExpression":
+                    index = body.get("IndexName")
+                    owner = schema.index(index) if isinstance(index, str) else schema
+                    for attribute in uses:
+                        if attribute not in owner.key_attributes:
+                            refused.append((
+                                f"access_patterns.{given.id}.{field_name}",
+                                f"attribute {attribute!r} is not a key attribute of "
+                                f"{owner.name} (its key: {', '.join(owner.key_attributes)})",
+                            ))  # fmt: skip
+                    continue
+                known = carried.get(schema.name, set()) | set(schema.key_attributes)
+                for attribute, used in uses.items():
+                    # A name drawn at each execution (``c{counter}``) is judged by no item.
+                    if attribute in known or "writes" in used or "{" in attribute:
+                        continue
+                    close = get_close_matches(attribute, sorted(known), n=1)
+                    carry = sorted(known)
+                    more = ", ..." if len(carry) > 12 else ""
+                    hint = (
+                        f"; did you mean {close[0]!r}?"
+                        if close
+                        else f" (its items carry {', '.join(carry[:12])}{more})"
+                    )
+                    if "absent" in used:
+                        notes.append(
+                            f"access pattern {given.id!r} {field_name}: attribute "
+                            f"{attribute!r} is carried by no entity, listed item or write of "
+                            f"table {schema.name}, and the expression tests it absent: it "
+                            f"finds every item without it{hint}"
+                        )
+                    elif kind == "FilterExpression":
+                        notes.append(
+                            f"access pattern {given.id!r} {field_name}: attribute "
+                            f"{attribute!r} is carried by no entity, listed item or write of "
+                            f"table {schema.name}: the filter never finds it{hint}"
+                        )
+                    else:
+                        refused.append((
+                            f"access_patterns.{given.id}.{field_name}",
+                            f"attribute {attribute!r} is carried by no entity, listed item "
+                            f"or write of table {schema.name}: DynamoDB never finds it{hint}",
+                        ))  # fmt: skip
+    return refused, notes
+
+
+def _carried(
+    spec: DesignFile, compiled: Mapping[str, CompiledPattern], schemas: Mapping[str, TableSchema]
+) -> dict[str, set[str]]:
+    """Per table, the attributes an entity, a listed item or a write of the design carries."""
+    written: dict[str, set[str]] = {}
+    first = next(iter(schemas))  # an entity's table when it names none, as everywhere
+    for entity in spec.entities.values():
+        written.setdefault(entity.table or first, set()).update(entity.item)
+    for table, rows in (spec.items or {}).items():
+        for row in rows:  # boto3's batch_write_item shape, as the starting data reads it
+            written.setdefault(table, set()).update(next(iter(row.values())).get("Item", row))
+    for pattern in compiled.values():
+        for request in pattern.requests:
+            _written_by(request.request, pattern.table, written)
+        for template in pattern.key_templates:
+            if pattern.operation == "BatchWriteItem":
+                written.setdefault(pattern.table, set()).update(template)
+    return written
 
 
 def _written_by(request: Mapping[str, Any], default: str, written: dict[str, set[str]]) -> None:
@@ -194,10 +289,6 @@ def _written_by(request: Mapping[str, Any], default: str, written: dict[str, set
                     found.add(names.get(first, first))
 
 
-# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
-_MOST = {"BatchGetItem": 100, "BatchWriteItem": 25, "TransactGetItems": 100,
-         "TransactWriteItems": 100}  # fmt: skip
-"""Keys, items or actions one request may carry."""
 _ACTIONS = {"TransactGetItems": ("Get",),
             "TransactWriteItems": ("ConditionCheck", "Put", "Delete", "Update")}  # fmt: skip
 
@@ -218,8 +309,9 @@ def request_problem(operation: str, request: Any, schemas: Mapping[str, TableSch
         return _batch_problem(operation, request["RequestItems"], schemas)
     if operation in _ACTIONS:
         actions = request["TransactItems"]
-        if len(actions) > _MOST[operation]:
-            return f"a {operation} takes at most {_MOST[operation]} actions ({len(actions)} given)"
+        problem = too_many(operation, len(actions))
+        if problem is not None:
+            return problem
         for i, action in enumerate(actions):
             kinds = [kind for kind in _ACTIONS[operation] if action.get(kind) is not None]
             if len(kinds) != 1:
@@ -256,9 +348,9 @@ def _batch_problem(
         return f"a {operation} names at least one table (its RequestItems are empty)"
     get = operation == "BatchGetItem"
     count = sum(len(body["Keys"]) if get else len(body) for body in requests.values())
-    if count > _MOST[operation]:
-        what = "keys" if get else "puts and deletes"
-        return f"a {operation} takes at most {_MOST[operation]} {what} ({count} given)"
+    problem = too_many(operation, count)
+    if problem is not None:
+        return problem
     for table, body in requests.items():
         for row in body["Keys"] if get else body:
             if get:

@@ -26,8 +26,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from loadgen.design.expressions import refusal, unwritten_indexes
+from loadgen.design.expressions import refusal, unknown_attributes, unwritten_indexes
 from loadgen.design.generators import RunClock, ValueGenerator, build_generators, kinds_given
+from loadgen.design.limits import size_notes, size_refusal
 from loadgen.design.patterns import (
     CompiledPattern,
     DesignError,
@@ -533,8 +534,14 @@ def _design(
         spec_changed=changed,
         aws_model=aws,
     )
-    compiled = design.compile(design.generators())
-    design.notes += unwritten_indexes(spec, compiled, schemas)
+    generators = design.generators()
+    compiled = design.compile(generators)
+    unknown, attribute_notes = unknown_attributes(spec, compiled, schemas)
+    refused = unknown[0] if unknown else size_refusal(spec, compiled, schemas, generators)
+    if refused is not None:
+        raise ConfigError(f"{design._where()}{refused[0]}: {refused[1]}")
+    design.notes += unwritten_indexes(spec, compiled, schemas) + attribute_notes
+    design.notes += size_notes(spec, compiled, schemas, generators)
     return design
 
 

@@ -27,6 +27,7 @@ from loadgen.design.spec import AccessPattern, Action, Entity, SortCondition
 from loadgen.design.templates import RequestTemplate
 from loadgen.model.capacity import key_value, query_key
 from loadgen.model.expressions import EXPRESSION_ORDER
+from loadgen.model.limits import too_many
 from loadgen.model.schema import IndexSchema, TableSchema
 
 __all__ = [
@@ -713,13 +714,18 @@ def compile_pattern(
                 f"generator {pattern.each!r} has no short list of values to run over "
                 "(each takes a shard, a choice or a count of at most 1,000)",
             )
-        if op == "BatchGetItem" and len(values) > 100:
-            raise compiler.fail(f"{where}.each", "a BatchGetItem reads at most 100 keys")
         compiled.each_values = values
-    if op == "BatchWriteItem" and compiled.count > 25:
-        raise compiler.fail(f"{where}.count", "a BatchWriteItem writes at most 25 items")
-    if op == "BatchGetItem" and compiled.count > 100:
-        raise compiler.fail(f"{where}.count", "a BatchGetItem reads at most 100 keys")
+    # What one request carries: a batch's keys or items (each value's, or count), a
+    # transaction's actions; DynamoDB refuses a request past its limit whatever its values.
+    if op in ("BatchGetItem", "BatchWriteItem"):
+        carried, field_name = (
+            (len(compiled.each_values), "each") if pattern.each else (compiled.count, "count")
+        )
+    else:
+        carried, field_name = len(pattern.actions or ()), "actions"
+    problem = too_many(op, carried) if pattern.request is None else None
+    if problem is not None:
+        raise compiler.fail(f"{where}.{field_name}", problem)
     return compiled
 
 

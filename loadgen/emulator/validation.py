@@ -39,6 +39,13 @@ from loadgen.errors import ConfigError
 from loadgen.model import api
 from loadgen.model.expressions import request_error
 from loadgen.model.itemsize import item_size
+from loadgen.model.limits import (
+    MAX_BATCH_GET_KEYS,
+    MAX_BATCH_WRITE_REQUESTS,
+    MAX_ITEM_BYTES,
+    MAX_NESTING_LEVELS,
+    MAX_TRANSACTION_ACTIONS,
+)
 
 __all__ = [
     "MAX_BATCH_GET_KEYS",
@@ -55,17 +62,6 @@ VALIDATION = "com.amazon.coral.validate#ValidationException"
 """DynamoDB's ``__type`` for a request that breaks a constraint."""
 _SERIALIZATION = CORAL + "SerializationException"
 
-# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
-MAX_ITEM_BYTES = 400 * 1024
-"""Largest item, attribute names and values together."""
-MAX_NESTING_LEVELS = 32
-"""Deepest nesting of lists and maps in an attribute value."""
-MAX_BATCH_GET_KEYS = 100
-"""Keys one BatchGetItem may ask for, over all its tables."""
-MAX_BATCH_WRITE_REQUESTS = 25
-"""Put and delete requests in one BatchWriteItem, over all its tables."""
-MAX_TRANSACTION_ACTIONS = 100
-"""Actions in one TransactWriteItems or TransactGetItems."""
 # https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
 _NUMBER_DIGITS = 38
 _NUMBER_MAX_EXPONENT = 126  # magnitudes below 1E+126 ...

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_EXPRESSION_LENGTH",
     "MAX_LIST_INDEX",
     "MAX_PATH_DEPTH",
+    "attribute_uses",
     "expression_error",
     "first_error",
     "names_error",
@@ -500,6 +501,42 @@ def update_paths(text: str) -> list[tuple[str, tuple[str | int, ...]]]:
         (clause, tuple(int(e[1:-1]) if e.startswith("[") else e for e in path.path))
         for clause, path in _Parser("UpdateExpression", text).update()
     ]
+
+
+_ABSENT_FUNCTIONS = {"attribute_not_exists", "if_not_exists"}
+"""Functions whose first operand holds when the attribute is absent."""
+
+
+def attribute_uses(kind: str, text: str) -> list[tuple[str, str]]:
+    """Each path of the ``kind`` expression ``text``: its top-level attribute (a ``#name``
+    placeholder as written) and how the expression uses it: ``writes`` (what SET or ADD
+    changes), ``absent`` (holds when the attribute is absent: ``attribute_not_exists``, the
+    first operand of ``if_not_exists``, what REMOVE or DELETE takes away) or ``reads``. Call
+    it on an expression `first_error` has passed.
+
+        >>> attribute_uses("ConditionExpression", "attribute_not_exists(a) OR b < :n")
+        [('a', 'absent'), ('b', 'reads')]
+        >>> attribute_uses("UpdateExpression", "SET c = if_not_exists(c, :z) + :one REMOVE d")
+        [('c', 'writes'), ('c', 'absent'), ('d', 'absent')]
+    """
+    parser = _Parser(kind, text)
+    uses: dict[int, str] = {}
+    if kind == "UpdateExpression":
+        for clause, node in parser.update():
+            uses[id(node)] = "writes" if clause in ("SET", "ADD") else "absent"
+    elif kind == "ProjectionExpression":
+        parser.path()
+        while parser.is_op(","):
+            parser.take()
+            parser.path()
+        parser.end()
+    else:
+        parser.condition()
+        parser.end()
+    for function in parser.functions:
+        if function.text in _ABSENT_FUNCTIONS and function.children:
+            uses.setdefault(id(_innermost(function.children[0])), "absent")
+    return [(node.path[0], uses.get(id(node), "reads")) for node in parser.paths]
 
 
 def _may_be_past_a_limit(text: str) -> bool:

@@ -45,12 +45,13 @@ def test_a_write_dynamodb_refuses_as_invalid_costs_nothing_and_heats_no_key(
     tmp_path: Path,
 ) -> None:
     design = {
-        "name": "too-large",
+        "name": "duplicate-set",
         "tables": [TABLE],
         "generators": {"user": {"count": 100}},
         "entities": {
-            # Two attributes of 300,000 bytes: the item passes DynamoDB's 400 KB.
-            "blob": {"item": {"pk": "USER#{user}", "a": {"size": 300_000}, "b": {"size": 300_000}}}
+            # A string set that names one member twice: DynamoDB refuses the item. (An item
+            # past 400 KB is refused when the file is loaded: tests/design/test_limits.py.)
+            "blob": {"item": {"pk": "USER#{user}", "tags": {"SS": ["vip", "vip"]}}}
         },
         "access_patterns": [
             {"id": "save", "operation": "PutItem", "entity": "blob", "rate": "50/s"}
@@ -61,17 +62,17 @@ def test_a_write_dynamodb_refuses_as_invalid_costs_nothing_and_heats_no_key(
     assert row["requests"] > 0 and row["failures"] == row["requests"]
     (said,) = row["error_messages"]
     assert said["code"] == "ValidationException"
-    assert "Item size has exceeded the maximum allowed size" in said["message"]
+    assert "Input collection [vip, vip] contains duplicates" in said["message"]
     assert row["rejected"] == row["requests"]
     # Refused before any work: no unit, no key, no cost.
     assert row["units"] == {} and results["hot_keys"] == []
     assert results["cost"]["total"]["monthly_usd"] == 0
-    assert "Item size has exceeded the maximum allowed size" in printed
+    assert "Input collection [vip, vip] contains duplicates" in printed
     assert "Requests refused before any work: save" in printed
     assert "One hot key" not in printed
     (verdict,) = results["verdicts"]
     assert verdict["status"] == "FAIL" and "ValidationException" in verdict["reason"]
-    assert "Item size has exceeded the maximum allowed size" in report.read_text()
+    assert "Input collection [vip, vip] contains duplicates" in report.read_text()
 
 
 def test_a_conditional_write_that_always_fails_is_charged_and_is_no_throttle(
