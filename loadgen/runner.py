@@ -773,9 +773,10 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
     if ratio > 1.0 + 1e-6:
         launch = config.launch_rate() or 0.0
         print(
-            f"Design: the model expects {ratio:.2f} requests per operation at launch (the "
-            f"SDK's retries of throttled attempts): {launch * ratio:,.0f} requests/s where "
-            f"{launch:,.0f} operations/s are asked; --scale auto sizes the run for the requests",
+            f"Design: the model expects {ratio:.2f} requests per operation at launch (a read "
+            f"over every shard, the SDK's retries of throttled attempts): "
+            f"{launch * ratio:,.0f} requests/s where {launch:,.0f} operations/s are asked; "
+            "--scale auto sizes the run for the requests",
             file=sys.stderr,
             flush=True,
         )
