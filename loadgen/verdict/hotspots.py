@@ -161,6 +161,17 @@ def _conditional(results: dict[str, Any], patterns: list[str]) -> bool:
     )
 
 
+def _fell_on(on_key: float, attempts: float, side: str) -> str:
+    """How many throttled attempts fell on the key: its heat counts every cause's, the group
+    one cause's, so the one is a share of the other only when it is not more."""
+    if on_key <= attempts:
+        return f"{on_key:,.0f} of the {attempts:,.0f} throttled {side} attempts fell on it."
+    return (
+        f"{on_key:,.0f} throttled {side} attempts fell on it, for every reason the run "
+        f"recorded ({attempts:,.0f} of them for this one)."
+    )
+
+
 def key_finding(
     results: dict[str, Any],
     scope: Scope,
@@ -206,7 +217,7 @@ def key_finding(
         f"{cause}{place.key} took {place.share:.0%} of the touches of {scope.name} where "
         f"{where}; over its busiest {window_s:g} s it took {measured:,.0f} {side} units/s "
         f"at AWS scale{counted}, where a partition serves {ceiling(side):,.0f}; "
-        f"{place.throttled:,.0f} of the {attempts:,.0f} throttled {side} attempts fell on it."
+        + _fell_on(place.throttled, attempts, side)
     )
     if asked:
         evidence += f" The launch asks {asked:,.0f} {side} units/s of it ({want.basis})."  # type: ignore[union-attr]

@@ -313,3 +313,13 @@ def test_even_spread_has_nothing_to_name() -> None:
     results = make_results(steady("t", [f"k{i}" for i in range(500)], per_second=50))
     (finding,) = diagnose(results)
     assert finding.kind == "even"
+
+
+def test_the_throttles_on_a_key_are_a_share_of_its_groups_only_when_they_can_be() -> None:
+    from loadgen.verdict.hotspots import _fell_on
+
+    assert _fell_on(19, 62, "write") == "19 of the 62 throttled write attempts fell on it."
+    # The key's heat counts every cause's throttles, the group one cause's: never "62 of 19".
+    said = _fell_on(62, 19, "write")
+    assert "62 of the 19" not in said
+    assert said.startswith("62 throttled write attempts fell on it") and "(19 of them" in said
