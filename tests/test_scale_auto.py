@@ -192,6 +192,8 @@ def test_a_run_auto_scale_did_not_deliver_says_the_scale_this_machine_delivers()
 
 
 def test_a_design_s_requests_per_operation_are_the_model_s_attempts() -> None:
+    from dataclasses import replace
+
     from loadgen.design import load_design
     from loadgen.simulate.engine import Settings, simulate
     from loadgen.simulate.launch import launch_profile, requests_per_operation
@@ -200,12 +202,16 @@ def test_a_design_s_requests_per_operation_are_the_model_s_attempts() -> None:
     # retries, which a run sends as requests of their own.
     single = load_design(str(ROOT / "examples/designs/counter.yaml"), "single")
     ratio = requests_per_operation(single, 20, 0.01)
-    result = simulate(single, launch_profile(single, 20), Settings(scale=0.01))
+    result = simulate(single, launch_profile(single, 20), Settings(scale=0.01, fluctuate=False))
     increments = result.patterns["increment"]
     retried = sum(m.offered - m.new for m in increments)
     assert retried > 0
-    assert ratio == pytest.approx(result.requests_per_s() / 1650)
+    assert ratio == pytest.approx(result.requests_per_operation())
     assert ratio > 1.2
+    # A design of a few operations a second at the smallest scale: whole operations are
+    # drawn in few of its seconds, its expected counts in every one.
+    slow = replace(single, rates={pid: rate / 1000 for pid, rate in single.rates.items()})
+    assert requests_per_operation(slow, 20, 0.001) == pytest.approx(1.0, abs=0.01)
     # A transaction cancelled for throttling is not retried by the SDK: the lobby's joins
     # throttle at launch, and each is still one request.
     lobby = load_design(str(ROOT / "examples/designs/game-lobby.yaml"))

@@ -238,16 +238,16 @@ class SimulationResult:
             if s.index is not None and s.buffer_write_units
         ]
 
-    def requests_per_s(self) -> float:
-        """Requests a second the simulated clients sent, at AWS scale: every attempt of every
-        pattern (the SDK's retries of throttled ones included) times the requests an execution
-        makes (`PatternDemand.calls`), over the profile's seconds. What a run of the same
-        profile asks of its target."""
+    def requests_per_operation(self) -> float:
+        """Requests the simulated clients sent per operation: every attempt of every pattern
+        (the SDK's retries of throttled ones included) times the requests an execution makes
+        (`PatternDemand.calls`), over the operations (first attempts). What a run of the same
+        profile asks of its target per operation; 1.0 where none ran."""
         calls = {demand.id: demand.calls for demand in self.demands}
-        attempts = math.fsum(
-            row.offered * calls[pattern] for pattern, rows in self.patterns.items() for row in rows
-        )
-        return attempts / self.profile.duration_s if self.profile.duration_s else 0.0
+        rows = [(pattern, row) for pattern, minutes in self.patterns.items() for row in minutes]
+        attempts = math.fsum(row.offered * calls[pattern] for pattern, row in rows)
+        operations = math.fsum(row.new for _, row in rows)
+        return attempts / operations if operations > 0 else 1.0
 
     def first_failures(self) -> list[Failure]:
         failures = []

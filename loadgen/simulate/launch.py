@@ -100,13 +100,13 @@ def requests_per_operation(
 ) -> float:
     """Requests a run of the file's launch rates for ``seconds`` at ``scale`` sends per
     operation: the SDK's retries of its throttled attempts included, as the model throttles
-    and retries them (`SimulationResult.requests_per_s`; one client's retry quota, counted in
-    the run's own requests). 1.0 where nothing throttles and each operation is one request."""
+    and retries them (`SimulationResult.requests_per_operation`; one client's retry quota,
+    counted in the run's own requests). 1.0 where nothing throttles and each operation is one
+    request. Each second's expected counts, not draws: at a small scale a pattern of a few
+    operations a second draws none in most seconds."""
     seconds = max(1, min(LAUNCH_S, math.ceil(seconds)))
-    settings = Settings(seed=seed, scale=scale, distribution=distribution)
-    result = simulate(design, launch_profile(design, seconds), settings)
-    operations = math.fsum(design.rates[p.id] for p in design.patterns)
-    return result.requests_per_s() / operations if operations else 1.0
+    settings = Settings(seed=seed, scale=scale, distribution=distribution, fluctuate=False)
+    return simulate(design, launch_profile(design, seconds), settings).requests_per_operation()
 
 
 def check(design: Design, *, seed: int = 1, distribution: str = "zipf:0.99") -> CheckReport:
