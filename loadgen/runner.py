@@ -992,6 +992,7 @@ def _run_locust(
 
 def _processes(config: RunConfig, target: Target) -> int:
     """The load-generator processes of the run (``--processes``), said before it starts."""
+    from loadgen.heat.cpu import usable_cores
     from loadgen.workload import processes
 
     asked = processes.parse(config.processes)
@@ -1001,16 +1002,11 @@ def _processes(config: RunConfig, target: Target) -> int:
     attempts = None if launch is None else launch * (target.scale or 1.0)
     reserved = (target.emulator_pid is not None) + (target.engine in _ENGINE_PROCESSES)
     count, why = processes.choose(
-        asked, attempts_per_s=attempts, client=config.client, cores=processes.usable_cores(),
+        asked, attempts_per_s=attempts, client=config.client, cores=usable_cores(),
         reserved=reserved,
     )  # fmt: skip
-    print(
-        f"Load generator: {count} process{'es' if count > 1 else ''} drive the arrivals ({why})"
-        if count > 1
-        else f"Load generator: 1 process drives the arrivals ({why})",
-        file=sys.stderr,
-        flush=True,
-    )
+    drive = "processes drive" if count > 1 else "process drives"
+    print(f"Load generator: {count} {drive} the arrivals ({why})", file=sys.stderr, flush=True)
     return count
 
 

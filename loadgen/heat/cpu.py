@@ -23,7 +23,7 @@ from typing import Any
 
 import psutil
 
-__all__ = ["RAN_OUT", "CpuMeter", "format_cpu", "ran_out"]
+__all__ = ["RAN_OUT", "CpuMeter", "format_cpu", "ran_out", "usable_cores"]
 
 RAN_OUT = 0.9
 """A share of one core (a Python process), or of the machine's cores, at or above which the
@@ -144,3 +144,11 @@ def format_cpu(cpu: dict[str, Any]) -> str:
     busy = cpu.get("machine_busy")
     machine = f"; the machine's {cpu['cores']} cores {busy:.0%} busy" if busy is not None else ""
     return f"CPU over the run, in cores: {_taken(cpu)}{machine}"
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1

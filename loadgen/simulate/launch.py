@@ -30,7 +30,6 @@ from __future__ import annotations
 import functools
 import math
 import multiprocessing
-import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -119,7 +118,9 @@ def check(design: Design, *, seed: int = 1, distribution: str = "zipf:0.99") -> 
 def check_each(designs: Sequence[Design], *, seed: int = 1) -> Iterator[CheckReport]:
     """`check` of each design, in order: side by side in processes of their own where there
     are several designs and cores (each launch is its own simulation, one core's work)."""
-    workers = min(len(designs), _cores())
+    from loadgen.heat.cpu import usable_cores
+
+    workers = min(len(designs), usable_cores())
     if workers < 2 or not _can_fork():
         for design in designs:
             yield check(design, seed=seed)
@@ -127,14 +128,6 @@ def check_each(designs: Sequence[Design], *, seed: int = 1) -> Iterator[CheckRep
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         yield from pool.map(functools.partial(check, seed=seed), designs)
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _can_fork() -> bool:

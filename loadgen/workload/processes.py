@@ -64,14 +64,6 @@ def parse(value: int | str | None) -> int | str:
     return count
 
 
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def choose(
     asked: int | str, *, attempts_per_s: float | None, client: str, cores: int, reserved: int
 ) -> tuple[int, str]:
