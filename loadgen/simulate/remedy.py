@@ -579,8 +579,11 @@ def write_remedies(path: str, out: str, remedies: list[Remedy]) -> None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text, encoding="utf-8")
     except OSError as e:
+        why = e.strerror or str(e)
+        if isinstance(e, FileExistsError | NotADirectoryError):
+            why = f"{e.filename or Path(out).parent} is a file, not a folder"
         raise ConfigError(
-            f"--remedy {out}: cannot write the remedied design there ({e.strerror or e}); "
+            f"--remedy {out}: cannot write the remedied design there ({why}); "
             "expected a file path in a folder this user may write"
         ) from None
     names = {d.name for d in load_designs(out)}
