@@ -234,7 +234,7 @@ class PatternDemand:
             chance = 1.0
             for name in set(Template.parse(sort).names) - named if sort else ():
                 each = name == self.each  # every value once an execution: each its share
-                listed = _values(self.generators[name], each)
+                listed = self.known.values_of(self.generators[name], each)
                 weights = listed[1] if listed is not None else np.zeros(0)  # None: new draws
                 if not weights.size:
                     chance = 0.0
