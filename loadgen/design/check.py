@@ -28,6 +28,7 @@ from loadgen.design.templates import RequestTemplate
 from loadgen.design.values import format_rate
 from loadgen.model.capacity import item_size
 from loadgen.model.partitions import PARTITION_READ_UNITS, PARTITION_WRITE_UNITS
+from loadgen.model.sizing import RISK
 from loadgen.pricing import MONTH, Prices, Usage, Window, monthly_cost
 from loadgen.refusals import CAUSES
 
@@ -53,8 +54,6 @@ READ_CEILING = PARTITION_READ_UNITS
 """Read units/s one partition, and so one key value, serves (the model's)."""
 WRITE_CEILING = PARTITION_WRITE_UNITS
 """Write units/s one partition, and so one key value, serves (the model's)."""
-RISK = 0.5
-"""A key above this share of a ceiling is named as a risk (as the run's diagnosis does)."""
 LIMIT_NAMES = {
     "partition": "a partition's ceiling",
     "capacity": "on-demand capacity",

@@ -9,9 +9,12 @@ names its figures by):
 - an on-demand maximum: ``OnDemandThroughput`` at the figure;
 - a partition's ceiling: the hot key's template takes a shard generator (``GAME#{game}`` ->
   ``GAME#{game}#{PK_shard}``) wherever the key is written, and the reads of it run over
-  every shard (a GetItem becomes a BatchGetItem of the shards, a Query runs per shard); a
-  partition hot with many keys, none near a ceiling: more partitions (its warm throughput or
-  provisioned capacity doubled);
+  every shard (a GetItem becomes a BatchGetItem of the shards, a Query runs per shard); as
+  many shards as keep the busiest partition they make within its ceiling (`shards_for`:
+  where the model places a fixed key's shards, at the odds of any placement where the key
+  moves with a time bucket), checked again on each remedied round's partitions; a
+  partition hot with many keys, none near a ceiling: more partitions (its warm throughput
+  or provisioned capacity doubled);
 - the per-table quota: asked of AWS, not in a file.
 
 What a remedy cannot decide for the team (a condition on a count now split over N shards, a
@@ -39,8 +42,16 @@ from loadgen.model.partitions import (
     ON_DEMAND_TABLE_QUOTA_UNITS,
     ON_DEMAND_WARM_READ_UNITS,
     ON_DEMAND_WARM_WRITE_UNITS,
+    partitions_for,
 )
-from loadgen.model.sizing import HEADROOM, RISK, capacity_figure, provisioned_figure, shards_for
+from loadgen.model.sizing import (
+    HEADROOM,
+    RISK,
+    capacity_figure,
+    provisioned_figure,
+    shard_plan,
+    shards_for,
+)
 from loadgen.simulate.launch import check
 
 __all__ = ["ROUNDS", "Remedy", "remedy", "remedy_name", "write_remedies"]
@@ -77,6 +88,8 @@ class Remedy:
     reports: list[CheckReport] = field(default_factory=list)
     """The checked variant's, then each remedied round's."""
     remedied: Design | None = None
+    sharded: dict[str, Sharded] = field(default_factory=dict)
+    """The keys the remedy sharded, by their shard generator."""
 
     @property
     def final(self) -> CheckReport:
@@ -122,6 +135,25 @@ class Remedy:
         return out
 
 
+@dataclass
+class Sharded:
+    """A key the remedy split over a shard generator, and the reads it split a page over."""
+
+    table: str
+    index: str | None
+    kind: str
+    key: str
+    """The key as check named it (its shards are ``key#0``..)."""
+    moves: bool
+    """Whether its template holds a time generator: each bucket's shards are placed anew."""
+    limits: dict[str, int] = field(default_factory=dict)
+    """Each Query's own Limit, by pattern id, which the shards share."""
+
+    @property
+    def scope(self) -> str:
+        return self.table if self.index is None else f"{self.table}/{self.index}"
+
+
 def _slot(limit: LimitCheck) -> tuple[str, str | None, str, str]:
     return (limit.table, limit.index, limit.kind, limit.cause)
 
@@ -133,11 +165,9 @@ def remedy(design: Design, *, report: CheckReport | None = None, seed: int = 1) 
     found.reports.append(report or check(design, seed=seed))
     current = data
     for _ in range(ROUNDS):
-        if not found.final.failed:
-            break
         change = _Round(found.final, current, found).change
         total = compose_changes(found.change, change)
-        if total == found.change:  # nothing more a file can change
+        if total == found.change:  # passes with its shards placed, or nothing more to change
             break
         found.change = total
         current = variant_data(current, found.name, change)
@@ -154,6 +184,7 @@ class _Round:
         self.change: dict[str, Any] = {}
         first = data["tables"][0]["TableName"]
         self.first = first
+        self._placed()
         for limit in report.limits:
             if limit.verdict != FAIL:
                 continue
@@ -216,8 +247,13 @@ class _Round:
 
     def _raise(self, limit: LimitCheck, group: str, field_name: str, figure: int) -> int:
         """``group.field_name`` of the table or index raised to ``figure`` (never lowered)."""
-        owner = self._owner(limit.table, limit.index)
-        target = self._owner_change(limit.table, limit.index).setdefault(group, {})
+        return self._raise_on(limit.table, limit.index, group, field_name, figure)
+
+    def _raise_on(
+        self, table: str, index: str | None, group: str, field_name: str, figure: int
+    ) -> int:
+        owner = self._owner(table, index)
+        target = self._owner_change(table, index).setdefault(group, {})
         have = float((owner.get(group) or {}).get(field_name) or 0)
         figure = max(figure, int(target.get(field_name, 0)))
         if figure <= have:
@@ -234,30 +270,31 @@ class _Round:
         what = f"{'index' if limit.index else 'table'} {limit.scope}"
         on_demand = self._table(limit.table).get("BillingMode") == "PAY_PER_REQUEST"
         if limit.cause == "provisioned" or (limit.cause == "partition" and not on_demand):
-            figure = self._raise(
-                limit, "ProvisionedThroughput", f"{side}CapacityUnits", provisioned_figure(units)
-            )
-            self._say(
+            wanted = provisioned_figure(units)
+            figure = self._raise(limit, "ProvisionedThroughput", f"{side}CapacityUnits", wanted)
+            line = (
                 f"{what}: ProvisionedThroughput {side}CapacityUnits {figure:,} "
-                f"({units:,.0f} {limit.kind} units/s at 70% utilisation)",
-                slot=(limit.scope, "ProvisionedThroughput", side),
+                f"({units:,.0f} {limit.kind} units/s at 70% utilisation)"
             )
+            slot = (limit.scope, "ProvisionedThroughput", side)
         elif limit.cause == "maximum":
-            figure = self._raise(
-                limit, "OnDemandThroughput", f"Max{side}RequestUnits", capacity_figure(units)
-            )
-            self._say(
-                f"{what}: OnDemandThroughput Max{side}RequestUnits {figure:,}",
-                slot=(limit.scope, "OnDemandThroughput", side),
-            )
+            wanted = capacity_figure(units)
+            figure = self._raise(limit, "OnDemandThroughput", f"Max{side}RequestUnits", wanted)
+            line = f"{what}: OnDemandThroughput Max{side}RequestUnits {figure:,}"
+            slot = (limit.scope, "OnDemandThroughput", side)
         else:
-            figure = self._raise(
-                limit, "WarmThroughput", f"{side}UnitsPerSecond", capacity_figure(units)
-            )
-            self._say(
-                f"{what}: WarmThroughput {side}UnitsPerSecond {figure:,} ({why})",
-                slot=(limit.scope, "WarmThroughput", side),
-            )
+            wanted = capacity_figure(units)
+            figure = self._raise(limit, "WarmThroughput", f"{side}UnitsPerSecond", wanted)
+            line = f"{what}: WarmThroughput {side}UnitsPerSecond {figure:,} ({why})"
+            slot = (limit.scope, "WarmThroughput", side)
+        self._say_figure(line, slot, figure, wanted)
+
+    def _say_figure(self, line: str, slot: tuple[str, ...], figure: int, wanted: int) -> None:
+        """A raised figure's line, unless a higher figure another remedy asked of the same
+        field is said already (its line says why)."""
+        if figure > wanted and slot in self.remedy.said:
+            return
+        self._say(line, slot=slot)
 
     def _partition(self, limit: LimitCheck) -> None:
         ceiling = _CEILINGS[limit.kind]
@@ -296,6 +333,133 @@ class _Round:
 
     # -- shards ---------------------------------------------------------------------------
 
+    def _partitions(self, table: str, index: str | None) -> int | None:
+        count = self.report.partitions.get(table if index is None else f"{table}/{index}")
+        return None if count is None else count.at_start
+
+    def _asked(self, scope: str, kind: str) -> float:
+        """Units/s of ``kind`` the launch asks of a table or index."""
+        count = self.report.partitions.get(scope)
+        if count is None:
+            return 0.0
+        return count.read_units if kind == "read" else count.write_units
+
+    def _serves(self, scope: str, kind: str) -> float | None:
+        return next(
+            (
+                limit.serves
+                for limit in self.report.limits
+                if limit.scope == scope and limit.kind == kind and limit.cause == "partition"
+            ),
+            None,
+        )
+
+    def _placed(self) -> None:
+        """The remedy's shards sized again on the partitions this round's check gave their
+        table or index, at the units check asked of all of them: more where the busiest
+        partition they make is past its ceiling over the headroom."""
+        generators = {**self.data.get("generators", {}), **self.change.get("generators", {})}
+        for name, key in self.remedy.sharded.items():
+            count = int((generators.get(name) or {}).get("shard") or 0)
+            shard_keys = {f"{key.key}#{n}" for n in range(count)}
+            # A shard generator draws its shards alike: the busiest listed, times the count
+            # (check lists a lane's hottest keys only).
+            units = count * max(
+                (
+                    load.read if key.kind == "read" else load.write
+                    for load in self.report.keys
+                    if load.scope == key.scope and load.key in shard_keys
+                ),
+                default=0.0,
+            )
+            partitions = self._partitions(key.table, key.index)
+            if not count or not units or partitions is None:
+                continue
+            wanted, needed = shard_plan(
+                units,
+                key.kind,
+                partitions,
+                key=key.key,
+                moves=key.moves,
+                serves=self._serves(key.scope, key.kind),
+                others=self._asked(key.scope, key.kind) - units,
+                most=self._most_partitions(key.table, key.index, key.kind),
+            )
+            self._partitions_at_least(key.table, key.index, key.kind, needed, key.key)
+            if wanted > count:
+                self._set_shards(name, wanted)
+                said = self.remedy.said.get(("shard", name), "").split("; placed: ")[0]
+                self.remedy.said[("shard", name)] = (
+                    said.replace(f", {count} shards (", f", {wanted} shards (")
+                    + f"; placed: {wanted} shards keep the busiest of the {partitions} "
+                    f"partitions they fall on within its ceiling"
+                    + (", wherever a bucket's shards fall" if key.moves else "")
+                )
+
+    def _throughput(
+        self, table: str, index: str | None
+    ) -> tuple[str, tuple[str, str], list[float]]:
+        """The group a table's or index's partitions follow (warm throughput on demand,
+        provisioned capacity), its read and write fields, and their figures now."""
+        owner = self._owner(table, index)
+        changed = self._owner_change(table, index)
+        on_demand = self._table(table).get("BillingMode") == "PAY_PER_REQUEST"
+        group = "WarmThroughput" if on_demand else "ProvisionedThroughput"
+        names = (
+            ("ReadUnitsPerSecond", "WriteUnitsPerSecond")
+            if on_demand
+            else ("ReadCapacityUnits", "WriteCapacityUnits")
+        )
+        have = [
+            float((changed.get(group) or {}).get(name) or (owner.get(group) or {}).get(name) or 0)
+            for name in names
+        ]
+        if on_demand:
+            have = [have[0] or ON_DEMAND_WARM_READ_UNITS, have[1] or ON_DEMAND_WARM_WRITE_UNITS]
+        return group, names, have
+
+    def _most_partitions(self, table: str, index: str | None, kind: str) -> int:
+        """The partitions the model gives a table or index at the per-table quota."""
+        _, _, have = self._throughput(table, index)
+        have[0 if kind == "read" else 1] = ON_DEMAND_TABLE_QUOTA_UNITS
+        return partitions_for(*have)
+
+    def _partitions_at_least(
+        self, table: str, index: str | None, kind: str, partitions: int, key: str
+    ) -> None:
+        """A table's or index's ``kind`` capacity raised until the model gives it
+        ``partitions`` (`partitions_for`), where its shards of ``key`` need them."""
+        if partitions <= (self._partitions(table, index) or 0):
+            return
+        group, names, have = self._throughput(table, index)
+        side = 0 if kind == "read" else 1
+        units = have[side]
+        while partitions_for(*[units if n == side else have[n] for n in (0, 1)]) < partitions:
+            units += 100.0
+        figure = self._raise_on(table, index, group, names[side], math.ceil(units))
+        scope = table if index is None else f"{table}/{index}"
+        self._say_figure(
+            f"{'index' if index else 'table'} {scope}: {group} {names[side]} {figure:,} "
+            f"(more partitions: {partitions}, so that the shards of {key} and the other keys "
+            "fit each partition's ceiling)",
+            (scope, group, _SIDE[kind]),
+            figure,
+            math.ceil(units),
+        )
+
+    def _set_shards(self, name: str, shards: int) -> None:
+        """Generator ``name`` at ``shards``, and each read that split its page over the
+        shards taking its share again."""
+        self.change.setdefault("generators", {})[name] = {"shard": shards}
+        key = self.remedy.sharded.get(name)
+        for pattern, limit in (key.limits if key else {}).items():
+            share = math.ceil(limit / shards)
+            self.change.setdefault("access_patterns", {}).setdefault(pattern, {})["limit"] = share
+            self._say(
+                f"{pattern}: its Limit of {limit} read over {shards} shards: {share} from each",
+                slot=("limit", pattern),
+            )
+
     def _partition_key(self, table: str, index: str | None) -> str:
         schema = self.report.design.schemas[table]
         return schema.partition_key if index is None else schema.index(index).partition_key
@@ -314,7 +478,6 @@ class _Round:
         assert limit.key is not None
         attribute = self._partition_key(limit.table, limit.index)
         generators = {**self.data.get("generators", {}), **self.change.get("generators", {})}
-        wanted = shards_for(limit.key_units, limit.kind)
         places = list(self._places(limit.table, attribute, limit.key))
         if not places:
             self._say(
@@ -326,10 +489,15 @@ class _Round:
             return
         template = places[0][2]
         sharded = _shard_generator(template, generators)
+        moves = any(
+            "time" in (generators.get(part[1:-1].split(":", 1)[0]) or {})
+            for text in {text for _, _, text in places}
+            for part in _FIELD.findall(text)
+        )
         if sharded is not None:  # sharded already: more shards
             name, count = sharded
             shards = max(count + 1, shards_for(count * limit.key_units, limit.kind))
-            self.change.setdefault("generators", {})[name] = {"shard": shards}
+            self._set_shards(name, shards)
             said = self.remedy.said.get(("shard", name))
             self._say(
                 said.replace(f"{count} shards", f"{shards} shards")
@@ -340,7 +508,22 @@ class _Round:
             )
             return
         name = _free_name(f"{attribute}_shard", generators)
+        wanted = shards_for(limit.key_units, limit.kind)
+        partitions = self._partitions(limit.table, limit.index)
+        if partitions is not None:
+            wanted, needed = shard_plan(
+                limit.key_units,
+                limit.kind,
+                partitions,
+                key=limit.key,
+                moves=moves,
+                serves=limit.serves,
+                others=self._asked(limit.scope, limit.kind) - limit.key_units,
+                most=self._most_partitions(limit.table, limit.index, limit.kind),
+            )
+            self._partitions_at_least(limit.table, limit.index, limit.kind, needed, limit.key)
         self.change.setdefault("generators", {})[name] = {"shard": wanted}
+        self.remedy.sharded[name] = Sharded(limit.table, limit.index, limit.kind, limit.key, moves)
         readers: list[str] = []
         writers: list[str] = []
         for where, path, text in places:
@@ -499,9 +682,11 @@ class _Round:
             if operation == "Query" and limit:
                 # The same page over every shard: each shard's share of it.
                 changed["limit"] = math.ceil(int(limit) / shards)
+                self.remedy.sharded[generator].limits[name] = int(limit)
                 self._say(
                     f"{name}: its Limit of {limit} read over {shards} shards: "
-                    f"{changed['limit']} from each"
+                    f"{changed['limit']} from each",
+                    slot=("limit", name),
                 )
         else:
             self._say(

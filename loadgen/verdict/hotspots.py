@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgen.model.hashing import bucket_of
-from loadgen.model.sizing import shards_for
+from loadgen.model.sizing import RISK, shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
-from loadgen.verdict.findings import GUIDES, READ_CEILING, RISK, WRITE_CEILING, Finding, ceiling
+from loadgen.verdict.findings import GUIDES, READ_CEILING, WRITE_CEILING, Finding, ceiling
 from loadgen.verdict.throttles import Demand, ThrottleGroup, key_demand
 
 __all__ = ["key_finding", "moving_hot_spot"]

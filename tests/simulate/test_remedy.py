@@ -9,7 +9,9 @@ import pytest
 from loadgen.cli import main
 from loadgen.design import load_design
 from loadgen.design.loader import load_designs
-from loadgen.model.sizing import capacity_figure, shards_for
+from loadgen.model.hashing import bucket_of
+from loadgen.model.partitions import PARTITION_WRITE_UNITS
+from loadgen.model.sizing import HEADROOM, capacity_figure, shards_for
 from loadgen.simulate import check
 from loadgen.simulate.remedy import remedy
 
@@ -104,3 +106,29 @@ def test_a_read_hot_query_is_sharded_with_its_page_split_over_the_shards() -> No
     assert online["each"] == generator
     assert online["limit"] == -(-100 // shards) < 100
     assert found.reports[0].failed and not found.final.failed
+
+
+def test_the_lobbys_shards_leave_each_partition_its_headroom_where_the_model_places_them() -> None:
+    found = remedy(load_design(str(DESIGNS / "game-lobby.yaml")))
+    final = found.final
+    assert not final.failed
+    (name,) = [n for n, key in found.sharded.items() if key.key == "GAME#featured"]
+    shards = found.change["generators"][name]["shard"]
+    count = final.partitions["battle-royale"]
+    # Each shard alike (check lists a lane's hottest keys only): placed by the model's hash.
+    shard = max(
+        load.write
+        for load in final.keys
+        if load.scope == "battle-royale" and load.key.startswith("GAME#featured#")
+    )
+    on: dict[int, float] = {}
+    for n in range(shards):
+        place = bucket_of(f"GAME#featured#{n}", count.at_start)
+        on[place] = on.get(place, 0.0) + shard
+    featured = sum(on.values())
+    assert featured == pytest.approx(2_400, rel=0.05)
+    others = (count.write_units - featured) / count.at_start
+    # Five shards (the RISK rule's) put two on one partition beside the other keys' share:
+    # 960 + 450 of 1,000 write units/s; the remedy's fit with its headroom.
+    assert shards > shards_for(2_400, "write")
+    assert max(on.values()) + others <= PARTITION_WRITE_UNITS / HEADROOM
