@@ -139,6 +139,11 @@ class LimitCheck:
     fills_in: float | None = None
     """A GSI's write buffer: seconds until it is full at launch (0: it filled), where it fills
     within a launch's hour (`loadgen.model.partitions.falls_behind`)."""
+    shards: int | None = None
+    """A hot key's: the shards that split it (`loadgen.model.sizing.shard_plan`, on the
+    partitions the launch starts with, the other keys' share beside them)."""
+    shard_partitions: int | None = None
+    """The partitions those shards need (more than the launch starts with: more partitions)."""
 
     @property
     def scope(self) -> str:
@@ -211,6 +216,8 @@ class LimitCheck:
             "patterns": list(self.patterns),
             "back_pressure": list(self.back_pressure),
             "fills_in_s": None if self.fills_in is None else round(self.fills_in, 1),
+            "shards": self.shards,
+            "shard_partitions": self.shard_partitions,
         }
 
 

@@ -50,12 +50,14 @@ from loadgen.design.check import (
 from loadgen.design.loader import Design
 from loadgen.model.partitions import (
     EVENTUAL_READ_FACTOR,
+    ON_DEMAND_TABLE_QUOTA_UNITS,
     PARTITION_READ_UNITS,
     PARTITION_WRITE_UNITS,
     ThroughputStats,
     falls_behind,
     partitions_for,
 )
+from loadgen.model.sizing import shard_plan
 from loadgen.model.throttling import throttle
 from loadgen.refusals import CONTENTION_RATE
 from loadgen.simulate.causes import LimitRecord
@@ -153,6 +155,7 @@ def report_of(result: SimulationResult) -> CheckReport:
     patterns: list[PatternCheck] = []
     keys: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
     asked: dict[tuple[str, str | None, str], float] = {}
+    moving: set[tuple[str, str]] = set()  # keys of a time generator: placed anew each bucket
     for demand in result.demands:
         scopes: dict[str, list[float]] = {}
         grows_to = None
@@ -167,7 +170,12 @@ def report_of(result: SimulationResult) -> CheckReport:
             asked[slot] = asked.get(slot, 0.0) + demand.rate * per_operation
             if lane.growth:
                 grows_to = max(grows_to or 0.0, lane.growth[-1][1])
+            moves = lane.template is not None and bool(
+                set(lane.template.names) & set(demand.time_names)
+            )
             for text, touches in profile.top:
+                if moves:
+                    moving.add((scope_name(lane.table, index), text))
                 load = keys.setdefault((scope_name(lane.table, index), text), {})
                 by_kind = load.setdefault(lane.kind, {})
                 units_per_s = demand.rate * touches * lane.units
@@ -196,7 +204,7 @@ def report_of(result: SimulationResult) -> CheckReport:
     ]
     behind = _behind(result)
     _judge(result, patterns, behind)
-    limits = _limits(result, patterns, loads, asked, behind)
+    limits = _limits(result, patterns, loads, asked, behind, moving)
     failed_by = {p for limit in limits if limit.verdict == FAIL for p in limit.patterns}
     for pattern in patterns:
         if pattern.id in failed_by:
@@ -307,9 +315,11 @@ def _limits(
     loads: list[KeyLoad],
     asked: dict[tuple[str, str | None, str], float],
     behind: dict[tuple[str, str | None], tuple[float, ThroughputStats]],
+    moving: set[tuple[str, str]],
 ) -> list[LimitCheck]:
     """A partition's ceiling and the keyspace's own limit, for every table's and index's
-    reads and writes asked at launch; and any other limit the model refused by."""
+    reads and writes asked at launch; and any other limit the model refused by. A hot key's
+    row carries the shards that split it (``moving``: keys placed anew each time bucket)."""
     initial = _stats(result.initial)
     final = _stats(result.final)
     records: dict[tuple[str, str | None, str, str], LimitRecord] = {
@@ -406,6 +416,21 @@ def _limits(
             for p in patterns
             if p.id in failing and index is not None and p.index != index and kind == "write"
         ]
+        plan: tuple[int | None, int | None] = (None, None)
+        if hottest is not None and cause in ("partition", "buffer") and failing:
+            quota = [stats.read_capacity, stats.write_capacity]
+            quota[_KINDS.index(kind)] = ON_DEMAND_TABLE_QUOTA_UNITS
+            plan = shard_plan(
+                key_units,
+                kind,
+                len(stats.partitions),
+                key=hottest.key,
+                moves=(scope, hottest.key) in moving,
+                serves=_CEILINGS[kind]
+                * (EVENTUAL_READ_FACTOR if kind == "read" and (table, index) in eventual else 1),
+                others=max(0.0, asked.get((table, index, kind), 0.0) - key_units),
+                most=max(len(stats.partitions), partitions_for(*quota)),
+            )
         limits.append(
             LimitCheck(
                 table,
@@ -424,6 +449,7 @@ def _limits(
                 tuple(failing),
                 tuple(pushed),
                 fills_in,
+                *plan,
             )
         )
     # Table by table as the file lists them, each index after its table; writes first.

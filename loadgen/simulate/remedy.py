@@ -48,6 +48,7 @@ from loadgen.model.sizing import (
     HEADROOM,
     RISK,
     capacity_figure,
+    fits,
     provisioned_figure,
     shard_plan,
     shards_for,
@@ -386,6 +387,7 @@ class _Round:
                 most=self._most_partitions(key.table, key.index, key.kind),
             )
             self._partitions_at_least(key.table, key.index, key.kind, needed, key.key)
+            self._reads_fit(name, key, max(wanted, count), partitions)
             if wanted > count:
                 self._set_shards(name, wanted)
                 said = self.remedy.said.get(("shard", name), "").split("; placed: ")[0]
@@ -447,6 +449,28 @@ class _Round:
             math.ceil(units),
         )
 
+    def _reads_fit(self, name: str, key: Sharded, shards: int, partitions: int) -> None:
+        """A write-hot key's shards read over all of them: each shard takes every read, so
+        where the busiest partition they make cannot serve them, more partitions (more
+        shards would each be read again)."""
+        if key.kind != "write":
+            return
+        shard_keys = {f"{key.key}#{n}" for n in range(shards)}
+        each = max(
+            (k.read for k in self.report.keys if k.scope == key.scope and k.key in shard_keys),
+            default=0.0,
+        )
+        if not each:
+            return
+        units, most = shards * each, self._most_partitions(key.table, key.index, "read")
+        serves, others = self._serves(key.scope, "read"), self._asked(key.scope, "read") - units
+        needed = partitions
+        while needed < most and not fits(
+            shards, units, "read", needed, key.key, key.moves, serves, others
+        ):
+            needed = min(most, 2 * needed)
+        self._partitions_at_least(key.table, key.index, "read", needed, key.key)
+
     def _set_shards(self, name: str, shards: int) -> None:
         """Generator ``name`` at ``shards``, and each read that split its page over the
         shards taking its share again."""
@@ -493,7 +517,7 @@ class _Round:
             "time" in (generators.get(part[1:-1].split(":", 1)[0]) or {})
             for text in {text for _, _, text in places}
             for part in _FIELD.findall(text)
-        )
+        )  # placed anew each bucket, as check placed it
         if sharded is not None:  # sharded already: more shards
             name, count = sharded
             shards = max(count + 1, shards_for(count * limit.key_units, limit.kind))
@@ -508,20 +532,12 @@ class _Round:
             )
             return
         name = _free_name(f"{attribute}_shard", generators)
-        wanted = shards_for(limit.key_units, limit.kind)
-        partitions = self._partitions(limit.table, limit.index)
-        if partitions is not None:
-            wanted, needed = shard_plan(
-                limit.key_units,
-                limit.kind,
-                partitions,
-                key=limit.key,
-                moves=moves,
-                serves=limit.serves,
-                others=self._asked(limit.scope, limit.kind) - limit.key_units,
-                most=self._most_partitions(limit.table, limit.index, limit.kind),
+        # Check's figure (`LimitCheck.shards`), on the partitions its launch starts with.
+        wanted = limit.shards or shards_for(limit.key_units, limit.kind)
+        if limit.shard_partitions is not None:
+            self._partitions_at_least(
+                limit.table, limit.index, limit.kind, limit.shard_partitions, limit.key
             )
-            self._partitions_at_least(limit.table, limit.index, limit.kind, needed, limit.key)
         self.change.setdefault("generators", {})[name] = {"shard": wanted}
         self.remedy.sharded[name] = Sharded(limit.table, limit.index, limit.kind, limit.key, moves)
         readers: list[str] = []

@@ -24,7 +24,7 @@ from loadgen.model.sizing import RISK, shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, READ_CEILING, WRITE_CEILING, Finding, ceiling
-from loadgen.verdict.throttles import Demand, ThrottleGroup, key_demand
+from loadgen.verdict.throttles import Demand, ThrottleGroup, key_demand, key_shards
 
 __all__ = ["key_finding", "moving_hot_spot"]
 
@@ -223,6 +223,7 @@ def key_finding(
         evidence += f" The launch asks {asked:,.0f} {side} units/s of it ({want.basis})."  # type: ignore[union-attr]
     basis = asked or measured
     higher = "" if asked or group is None else "; it was throttled, so the demand was higher"
+    planned = key_shards(results, scope, side, place.key)  # check's, as --remedy writes it
     index = scope.index
     if side == "read":
         return Finding(
@@ -232,18 +233,20 @@ def key_finding(
             f"A read-hot {'GSI ' if index is not None else ''}key: {place.key} "
             + (f"on index {index} of {scope.table}" if index else f"on {scope.name}"),
             evidence,
-            _read_remedy(place.key, basis, index, higher),
+            _read_remedy(place.key, basis, index, higher, planned),
             GUIDES["sparse-index"] if index is not None else GUIDES["caching"],
             place.throttled + measured / READ_CEILING,
             "partition",
             tuple(patterns),
             asked or None,
-            shards_for(basis, "read"),
+            planned or shards_for(basis, "read"),
         )
-    shards = shards_for(basis, "write")
+    shards = planned or shards_for(basis, "write")
     on = "at the launch's demand" if asked else "at the rate measured"
     sizing = (
-        f"N = {shards} keeps each shard under half a partition's 1,000 write units/s {on}{higher}."
+        f"N = {shards} keeps each shard under half a partition's 1,000 write units/s {on}{higher}"
+        + (_PLACED if planned else "")
+        + "."
     )
     if _conditional(results, patterns):
         sizing += (
@@ -287,13 +290,22 @@ def key_finding(
     )
 
 
-def _read_remedy(key: str, read: float, index: str | None, higher: str) -> str:
-    """Read-side remedies for a key read past its partition, sized on read units."""
-    shards = shards_for(read, "read")
+_PLACED = (
+    ", and the busiest partition they fall on, beside the other keys' share, within its ceiling "
+    "(check's figure, as `loadgen check --remedy` writes it)"
+)
+
+
+def _read_remedy(
+    key: str, read: float, index: str | None, higher: str, planned: int | None = None
+) -> str:
+    """Read-side remedies for a key read past its partition, sized on read units (check's
+    shards where it planned them)."""
+    shards = planned or shards_for(read, "read")
     copy = "copy" if index is None else "shard"
     sizing = (
         f"N = {shards} keeps each {copy} under half a partition's {READ_CEILING:,.0f} read "
-        f"units/s at {read:,.0f} read units/s{higher}."
+        f"units/s at {read:,.0f} read units/s{higher}" + (_PLACED if planned else "") + "."
     )
     if index is None:
         return (

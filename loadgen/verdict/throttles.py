@@ -16,6 +16,7 @@ diagnosis and the per-pattern verdict read them through this module:
   pattern's rate asked (the open model's offered rate, or the calls made) times the units one
   of its calls spent there, throttled attempts counted once as if served.
 - `key_demand`: what the launch asks of one key, where check named it among its hottest.
+- `key_shards`: the shards check splits a hot key over, where a limit of it fails.
 
     for group in groups(results):
         print(group.scope, group.side, group.cause, group.attempts)
@@ -38,6 +39,7 @@ __all__ = [
     "demand",
     "groups",
     "key_demand",
+    "key_shards",
     "row_scope",
     "side_of",
     "spread",
@@ -260,4 +262,15 @@ def key_demand(
         if load["scope"] == scope.name and load["key"] == key:
             units = float(load.get(f"{side}_units_per_s") or 0.0)
             return (units, list(load.get(f"{side}_patterns") or ())) if units else None
+    return None
+
+
+def key_shards(results: dict[str, Any], scope: Scope, side: str, key: str) -> int | None:
+    """The shards check splits ``key`` over (`loadgen.model.sizing.shard_plan`, as
+    ``check --remedy`` writes them), where a limit of ``scope``'s ``side`` fails on it;
+    None without check's answer or such a limit."""
+    for limit in (checked(results) or {}).get("limits") or ():
+        same = (limit["scope"], limit["kind"], limit.get("key")) == (scope.name, side, key)
+        if same and limit.get("shards"):
+            return int(limit["shards"])
     return None

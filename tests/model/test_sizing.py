@@ -42,21 +42,21 @@ def test_a_fixed_keys_shards_are_counted_where_the_model_places_them() -> None:
     assert busiest(6, partitions, key) == max(places.count(p) for p in set(places))
 
 
-def test_a_moving_keys_shards_fit_on_nearly_every_day_of_a_year() -> None:
+def test_a_moving_keys_shards_fit_on_nearly_every_day_of_two_years() -> None:
     # iot's by-day key at launch: 1,667 write units/s on DAY#<day>, 8 partitions.
     units, partitions = 1_667.0, 8
     shards, needed = shard_plan(units, "write", partitions, moves=True)
-    assert needed == partitions and shards > shards_for(units, "write")
+    assert shards > shards_for(units, "write") and needed >= partitions
     day = datetime.date(2026, 1, 1)
-    days = [day + datetime.timedelta(days=n) for n in range(365)]
+    days = [day + datetime.timedelta(days=n) for n in range(730)]
     over = 0
     for day in days:
-        places = [bucket_of(f"DAY#{day}#{n}", partitions) for n in range(shards)]
+        places = [bucket_of(f"DAY#{day}#{n}", needed) for n in range(shards)]
         busiest_units = max(places.count(p) for p in set(places)) * units / shards
         over += busiest_units > PARTITION_WRITE_UNITS / HEADROOM
-    # PLACEMENT_ODDS of the placements, on the model's own hash: a few days in a hundred.
-    assert over <= 0.03 * len(days)
-    # The least count the RISK rule gives would not: most days put too many on one partition.
+    # PLACEMENT_ODDS of the placements, on the model's own hash: a day in a few hundred.
+    assert over <= 0.005 * len(days)
+    # The least count the RISK rule gives would not: too many days put 3 of 4 on one.
     least = shards_for(units, "write")
     assert not fits(least, units, "write", partitions, moves=True)
 

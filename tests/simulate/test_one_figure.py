@@ -64,7 +64,13 @@ def held_to_check(results: dict[str, Any]) -> list[Finding]:
             (key,) = finding.keys
             (load,) = [k for k in answer["keys"] if k["scope"] == finding.scope and k["key"] == key]
             checked = load[f"{side}_units_per_s"]
-            assert finding.figure == shards_for(checked, side), finding.remedy
+            planned = [
+                limit["shards"]
+                for limit in answer["limits"]
+                if (limit["scope"], limit["kind"], limit["key"]) == (finding.scope, side, key)
+                and limit["shards"]
+            ]
+            assert finding.figure == (planned[0] if planned else shards_for(checked, side))
         else:
             checked = answer["partitions"][finding.scope][f"{side}_units_per_s"]
             sized = provisioned_figure if "provision" in finding.kind else capacity_figure
@@ -100,4 +106,7 @@ def test_the_diagnosis_of_a_launch_names_checks_figures(workload: str, variant: 
                 and (lim.scope, lim.kind, lim.key) == (finding.scope, side, finding.keys[0])
             ]
             for limit in over:
-                assert finding.figure == shards_for(limit.key_units, limit.kind)
+                # check's plan, which --remedy writes: at least the RISK rule's count.
+                assert finding.figure == limit.shards
+                assert limit.shards >= shards_for(limit.key_units, limit.kind)
+                assert f"N = {limit.shards} " in finding.remedy
