@@ -642,6 +642,8 @@ def run(config: RunConfig) -> dict[str, Any]:
         warning = _engine_warning(config, target)
         if warning is not None:
             print(f"Warning: {warning}", file=sys.stderr, flush=True)
+        if checked is not None and target.scale is not None and target.scale < 1:
+            checked = {**checked, "at_scale": _at_scale(design, config, target.scale)}
         return _run_locust(config, locustfile, target, launch_units, checked)
 
 
@@ -676,6 +678,21 @@ def _checked(design: Any, config: RunConfig) -> dict[str, Any]:
 
     report = check(_at_launch(design, config), seed=config.seed, distribution=config.distribution)
     return report.to_dict()
+
+
+def _at_scale(design: Any, config: RunConfig, scale: float) -> dict[str, Any]:
+    """What the model expects of a run at ``scale`` (`throttled_at_scale`): the throttles a
+    scaled run's bunched seconds make, which a pattern's verdict tells apart from AWS's."""
+    from loadgen.simulate.launch import AT_SCALE_S, throttled_at_scale
+
+    shares = throttled_at_scale(
+        _at_launch(design, config), scale, seed=config.seed, distribution=config.distribution
+    )
+    return {
+        "scale": scale,
+        "seconds": AT_SCALE_S,
+        "throttled_share": {pid: round(share, 6) for pid, share in shares.items()},
+    }
 
 
 def _at_launch(design: Any, config: RunConfig) -> Any:
@@ -974,7 +991,10 @@ def _run_locust(
     for pattern in (results.get("design") or {}).get("patterns") or ():
         pattern["units_per_execution"] = (launch_units or {}).get(pattern["id"])
     if checked is not None and results.get("design"):
+        at_scale = checked.pop("at_scale", None)
         results["design"]["check"] = checked
+        if at_scale is not None:
+            results["design"]["at_scale"] = at_scale
     print(format_summary(results), flush=True)
     for line in _scale_check(target, results):
         print(line, flush=True)

@@ -110,6 +110,23 @@ def requests_per_operation(
     return simulate(design, launch_profile(design, seconds), settings).requests_per_operation()
 
 
+AT_SCALE_S = 300
+"""Seconds of a run at its scale the model draws for a pattern's expected throttled share
+(`throttled_at_scale`): a run's 30 s is one draw of a few throttles."""
+
+
+def throttled_at_scale(
+    design: Design, scale: float, *, seed: int = 1, distribution: str = "zipf:0.99"
+) -> dict[str, float]:
+    """Per pattern, the share of its attempts the model throttles in a run of the file's
+    launch rates at ``scale``, each second's arrivals drawn as a run's come (`AT_SCALE_S` of
+    them): at a small scale a partition's second holds few arrivals, which vary about their
+    mean ``1/sqrt(scale)`` times as much as AWS's."""
+    settings = Settings(seed=seed, scale=scale, distribution=distribution)
+    result = simulate(design, launch_profile(design, AT_SCALE_S), settings)
+    return {pattern.id: pattern.throttled_share for pattern in report_of(result).patterns}
+
+
 def check(design: Design, *, seed: int = 1, distribution: str = "zipf:0.99") -> CheckReport:
     """The design's launch through the model (see the module docstring); ``distribution``:
     the keys of generators that name none (a run's ``--distribution``)."""

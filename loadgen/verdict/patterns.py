@@ -28,6 +28,7 @@ is a latency a local engine cannot give. A run that started on an empty table
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -70,6 +71,11 @@ MIN_FOUND_SHARE = 0.5
 """Reads that found an item (or conditional writes whose condition held), over those made,
 below which a pattern is not judged: a read of nothing costs and heats what an empty
 partition does, not what the launch's data will."""
+
+BUNCHING = 3.0
+"""A scaled run's pattern throttled at most this many times the share the model expects of a
+run at its scale, where the model expects it to pass at AWS scale, is not judged on them (a
+model choice: the model's own draws of a run's seconds at a small scale)."""
 
 MIN_ARRIVALS = 20
 """Arrivals a pattern must have been offered for its delivered share to be judged: at 9 of 10
@@ -211,14 +217,55 @@ def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
     behind = [b for b in results.get("gsi_buffers") or () if falls_behind(b.get("full_in_s"))]
     return [
         _behind(
-            _verdict(
-                pattern, rows.get(pattern["id"]), offered, load, scale, starting, judged,
-                why=lambda pid: shortfall_words(results, pid, throttled_over=MAX_THROTTLED_SHARE),
+            _bunched(
+                _verdict(
+                    pattern, rows.get(pattern["id"]), offered, load, scale, starting, judged,
+                    why=lambda pid: shortfall_words(
+                        results, pid, throttled_over=MAX_THROTTLED_SHARE
+                    ),
+                ),
+                rows.get(pattern["id"]) or {},
+                design,
             ),
             behind,
         )
         for pattern in design.get("patterns") or ()
     ]  # fmt: skip
+
+
+def _bunched(
+    verdict: PatternVerdict, row: dict[str, Any], design: dict[str, Any]
+) -> PatternVerdict:
+    """A pattern that fails on its throttles alone, in a run at a scale below AWS's, where
+    check expects it to pass at AWS scale and the model expects throttles of that size in a
+    run at the run's scale (``design.at_scale``, `BUNCHING`): not judged. A partition's second
+    at scale 0.05 holds a twentieth of AWS's arrivals, which vary about 4.5 times as much
+    about their mean: a margin DynamoDB carries, a scaled run can refuse."""
+    expected = design.get("at_scale") or {}
+    shares = expected.get("throttled_share") or {}
+    checked = {p["id"]: p for p in (design.get("check") or {}).get("patterns") or ()}
+    at_aws = checked.get(verdict.id)
+    here = shares.get(verdict.id)
+    if (
+        verdict.status != FAIL
+        or at_aws is None
+        or here is None
+        or float(at_aws.get("throttled_share") or 0.0) > MAX_THROTTLED_SHARE
+        or not 0.0 < verdict.throttled_share <= BUNCHING * float(here)
+        or _failures(replace(verdict, throttled_attempts=0), row)
+    ):
+        return verdict
+    scale = float(expected["scale"])
+    by = f": {verdict.throttled_by}" if verdict.throttled_by else ""
+    said = (
+        f"{_percent(verdict.throttled_share)} of attempts throttled{by}, where the model "
+        f"expects {_percent(float(here))} in a run at scale {scale:g} and "
+        f"{_percent(float(at_aws.get('throttled_share') or 0.0))} at AWS scale: a scaled "
+        f"run's seconds vary {1 / math.sqrt(scale):.1f} times as much as AWS's (judge it at a "
+        "larger --scale, or with loadgen simulate)"
+    )
+    reasons = [said, *(r for r in verdict.reasons[1:] if r.startswith("load not delivered"))]
+    return replace(verdict, status=NOT_JUDGED, reasons=tuple(reasons))
 
 
 def _behind(verdict: PatternVerdict, behind: list[dict[str, Any]]) -> PatternVerdict:

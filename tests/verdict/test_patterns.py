@@ -337,3 +337,47 @@ def test_too_few_arrivals_say_so_instead_of_judging_delivery() -> None:
     assert "only 10 arrival(s) offered, too few to judge delivery" in profile.reason
     offered["profile"] = (100, 90)
     assert by_id(chat_results(offered=offered))["profile"].status == NOT_JUDGED
+
+
+def _bunched_results(expected: float, at_aws: float) -> dict[str, Any]:
+    """A lobby join throttled 1.2% of its attempts in a run at scale 0.05, with what check
+    expects of it at AWS scale and the model of a run at 0.05."""
+    operations = [
+        op_row("join", "TransactWriteItems", 2500, throttled=30, retries=0, p50=8, p99=40,
+               throttles=[throttle("TableWriteKeyRangeThroughputExceeded", "lobby",
+                                   "partition", 30)]),
+    ]  # fmt: skip
+    results = with_design(
+        make_results(steady("lobby", ["GAME#featured#11"]), operations, scale=0.05),
+        [pattern("join", "TransactWriteItems", 2400.0)],
+    )
+    results["run"]["target"] = "embedded emulator (http://127.0.0.1:8000) in front of moto"
+    results["design"]["check"] = {"patterns": [{"id": "join", "throttled_share": at_aws}]}
+    results["design"]["at_scale"] = {
+        "scale": 0.05, "seconds": 300, "throttled_share": {"join": expected},
+    }  # fmt: skip
+    return results
+
+
+def test_throttles_a_scaled_runs_bunched_seconds_explain_are_not_judged() -> None:
+    (verdict,) = pattern_verdicts(_bunched_results(expected=0.006, at_aws=0.0))
+    assert verdict.status == NOT_JUDGED
+    assert verdict.reason.startswith(
+        "NOT JUDGED: 1% of attempts throttled: a partition's ceiling (table lobby), where the "
+        "model expects 0.6% in a run at scale 0.05 and 0% at AWS scale"
+    ), verdict.reason
+    assert "4.5 times as much as AWS's" in verdict.reason
+
+
+def test_throttles_past_what_the_scale_explains_or_at_aws_scale_still_fail() -> None:
+    # The model expects a tenth of them at this scale: the run saw more than bunching.
+    (verdict,) = pattern_verdicts(_bunched_results(expected=0.001, at_aws=0.0))
+    assert verdict.status == FAIL
+    # check expects them at AWS scale: the design's, whatever the run's scale.
+    (verdict,) = pattern_verdicts(_bunched_results(expected=0.02, at_aws=0.05))
+    assert verdict.status == FAIL
+    # Without the model's figures (a run at AWS scale, or a workload), as before.
+    results = _bunched_results(expected=0.006, at_aws=0.0)
+    del results["design"]["at_scale"]
+    (verdict,) = pattern_verdicts(results)
+    assert verdict.status == FAIL
