@@ -26,6 +26,7 @@ memory with keys.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -198,7 +199,9 @@ class SimulationResult:
     scopes: dict[tuple[str, str | None], list[ScopeMinute]]
     reasons: dict[tuple[str, int], str]
     """(pattern, minute) to the words of what throttled it first in that minute."""
-    heat: dict[str, Any]
+    heat_lanes: dict[tuple[str, str | None, str], np.ndarray]
+    """Per (table, index, kind), its heat grid: requests, units and throttled attempts by
+    column and bucket (`heat` is the results file's matrix of it)."""
     top_keys: dict[tuple[str, str | None], dict[str, tuple[float, float]]]
     """Per scope, key to (touches, units) over the whole simulation."""
     wall_s: float = 0.0
@@ -221,6 +224,17 @@ class SimulationResult:
     key_profiles: dict[tuple[str, int], KeyProfile] = field(default_factory=dict)
     """(pattern, lane's place in its demand's lanes) to the lane's keys as the simulation
     began (keys on the run's clock move later)."""
+    heat_resolution_s: int = 1
+    """Simulated seconds a heat column spans."""
+
+    @functools.cached_property
+    def heat(self) -> dict[str, Any]:
+        """The results file's heat matrix (`loadgen.heat.heatmap.HeatMap.matrix`'s shape),
+        made when first asked: ``loadgen check`` never asks, and rounding every cell of a
+        long simulation's grids takes longer than some simulations."""
+        resolution = self.heat_resolution_s
+        columns = math.ceil(self.profile.duration_s / resolution)
+        return _heat_matrix(self.heat_lanes, self.settings, resolution, columns)
 
     def buffers(self) -> list[dict[str, Any]]:
         """Each GSI's write buffer as the simulation ended, as a run's results keep the
@@ -778,7 +792,7 @@ def simulate(
         patterns,
         _per_minute(scope_minutes),
         reasons,
-        _heat_matrix(heat_lanes, settings, resolution, columns),
+        heat_lanes,
         top,
         requests=total_requests,
         final=model.snapshot(),
@@ -792,6 +806,7 @@ def simulate(
         asked_units=dict(causes.asked),
         initial=initial,
         key_profiles=key_profiles,
+        heat_resolution_s=resolution,
     )
     result.wall_s = time.perf_counter() - wall
     return result
@@ -896,6 +911,7 @@ class _Draws:
     def __init__(self, settings: Settings) -> None:
         self.random = np.random.default_rng(settings.seed) if settings.fluctuate else None
         self.scale = settings.scale
+        self._known: dict[int, tuple[np.ndarray, float, np.ndarray]] = {}
 
     def _whole(self, counts: np.ndarray) -> np.ndarray:
         """``counts`` at the scale, rounded to whole numbers at random (the mean kept)."""
@@ -920,13 +936,27 @@ class _Draws:
         `executions` gives them), drawn at random: how many of the executions chose each."""
         if self.random is None:
             return executions * shares
+        times, chances = self._chances(shares)
+        drawn = self.random.multinomial(int(executions * times), chances)
+        return np.asarray(drawn[:-1] / self.scale, dtype=np.float64)
+
+    def _chances(self, shares: np.ndarray) -> tuple[float, np.ndarray]:
+        """Draws per execution and each range's chance of one (the last: none of them), of
+        ``shares``; worked out once per array (a lane's shares hold until its partitions or
+        keys change, and are never changed in place)."""
+        known = self._known.get(id(shares))
+        if known is not None and known[0] is shares:
+            return known[1], known[2]
         # An execution touching `times` keys (a batch, an item and its profile): as many
         # draws. Multinomial: the touches add up to what the executions ask, as they do.
         times = max(1.0, math.ceil(float(shares.sum()) - 1e-9))
         chances = np.append(shares / times, 0.0)
         chances[-1] = max(0.0, 1.0 - float(chances[:-1].sum()))
-        drawn = self.random.multinomial(int(executions * times), chances / chances.sum())
-        return np.asarray(drawn[:-1] / self.scale, dtype=np.float64)
+        chances = chances / chances.sum()
+        if len(self._known) >= 1024:
+            self._known.clear()
+        self._known[id(shares)] = (shares, times, chances)  # kept: its id is not reused
+        return times, chances
 
 
 def _per_minute(
