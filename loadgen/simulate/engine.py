@@ -133,6 +133,9 @@ class Settings:
     """``(table, index or None, read, write)``: run these on-demand tables and their GSIs
     provisioned at these capacity units instead, auto scaled from there with
     ``auto_scaling`` (what ``loadgen simulate`` prices as provisioned with auto scaling)."""
+    heat: bool = True
+    """Fill the heat matrix (`SimulationResult.heat`); False leaves it empty, for a caller
+    that reads none of it (``loadgen check``): the rest of the result is the same."""
     scale: float = 1.0
     """Simulate a run at this scale (1: AWS). A ``loadgen run --scale S`` sends S times the
     requests to S times the ceilings: its counts fluctuate 1/sqrt(S) times as much, and its
@@ -517,7 +520,7 @@ def simulate(
     )
     columns = math.ceil(duration / resolution)
     heat_lanes: dict[tuple[str, str | None, str], np.ndarray] = {
-        key: np.zeros((3, columns, settings.buckets)) for key in scopes
+        key: np.zeros((3, columns, settings.buckets)) for key in scopes if settings.heat
     }
     minutes = math.ceil(duration / 60)
     per_pattern = np.zeros((5, minutes, n_patterns))  # offered, new, admitted, throttled, failed
@@ -582,7 +585,8 @@ def simulate(
                 current = tuple(demands[i].generators[n].draw() for n in demands[i].time_names)
                 if current != time_values[number]:
                     flush_top(number)
-                    heat.flush((number,))
+                    if settings.heat:
+                        heat.flush((number,))
                     time_values[number] = current
                     profiles[number] = demands[i].profile(lane)
                     scope = scopes[(lane.table, lane.index, lane.kind)]
@@ -601,13 +605,14 @@ def simulate(
         new = cohorts[0]
         offered = asked = cohorts.sum(axis=0)
         fresh_drawn = draws.executions(new)
-        if column != heat.column:
+        if column != heat.column and settings.heat:
             heat.flush(range(len(lane_list)))
             heat.column = column
         for scope in scopes.values():
             starts = model.partition_starts(scope.table, scope.index)
             if starts != scope.starts:
-                heat.flush(n for n, _, _ in scope.lanes)
+                if settings.heat:
+                    heat.flush(n for n, _, _ in scope.lanes)
                 _refresh(scope, starts, returning)
         for number, growth in growing.items():
             scope = scopes[lane_keys[number]]
@@ -645,15 +650,17 @@ def simulate(
                 if lane_list[number][1].eventual:
                     eventual += drawn * unit_of[number]
             sampler = _sampler(scope, offered, lane_list)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                eventual_share = np.where(units > 0, eventual / np.where(units > 0, units, 1), 0)
+            asked_of = units > 0
+            eventual_share = None
+            if eventual.any():
+                shared = np.divide(eventual, units, out=np.zeros(len(units)), where=asked_of)
+                eventual_share = shared.tolist()
             bulk = model.admit_bulk(
                 scope.table, scope.index, key[2], units.tolist(), touches.tolist(),
-                sampler=sampler, eventual=eventual_share.tolist() if eventual.any() else None,
+                sampler=sampler, eventual=eventual_share,
             )  # fmt: skip
             admitted = np.asarray(bulk.admitted)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                phi = np.where(units > 0, admitted / np.where(units > 0, units, 1.0), 1.0)
+            phi = np.divide(admitted, units, out=np.ones(len(units)), where=asked_of)
             refusal[key] = 1.0 - phi
             # The share of each partition's units its own ceiling refused (the rest of what
             # was refused, the keyspace's limit did).
@@ -712,7 +719,7 @@ def simulate(
             throttled = throttled + came.again_total
             for (group, i), (number, at) in refused_at.items():
                 returning[number].send(rows, came.landed[:, group, i], at)
-                if came.again[group, i] and recorded[number]:
+                if came.again[group, i] and recorded[number] and settings.heat:
                     heat.refused[number] += came.again[group, i] * at
         executed += offered - throttled
         per_pattern[0, minute] += offered
@@ -746,18 +753,19 @@ def simulate(
                     first_causes[(demands[i].id, minute)] = worded.cause
         # Heat, as a run's recorder counts it: each request's key touches once (and its
         # units), and the throttled attempts where they were throttled (`_Heat`).
-        heat.requests += new[pattern_of] * recorded
-        heat.served += (offered - throttled)[pattern_of] * recorded
         lane_executions += new[pattern_of] * recorded
         for number, growth in growing.items():
             i = lane_list[number][0]
             shares = scopes[lane_keys[number]].shares[number]
             units_seen = growth.charge((offered - throttled)[i], new[i], shares, recorded[number])
-            if units_seen is not None:
+            if units_seen is not None and settings.heat:
                 heat.charged[number] = heat.charged[number] + units_seen
-        for number, key in enumerate(lane_keys):
-            if key in refusing and recorded[number]:
-                heat.refused[number] += lane_drawn[number] * refusal[key]
+        if settings.heat:
+            heat.requests += new[pattern_of] * recorded
+            heat.served += (offered - throttled)[pattern_of] * recorded
+            for number, key in enumerate(lane_keys):
+                if key in refusing and recorded[number]:
+                    heat.refused[number] += lane_drawn[number] * refusal[key]
         if second % 60 == 59 or second == duration - 1:
             for stats in model.snapshot():
                 scope_minutes.setdefault((stats.table, stats.index), []).append(
@@ -777,7 +785,8 @@ def simulate(
             progress(second + 1)
     for number in range(len(lane_list)):
         flush_top(number)
-    heat.flush(range(len(lane_list)))
+    if settings.heat:
+        heat.flush(range(len(lane_list)))
     patterns = {
         demand.id: [
             Minute(m, *(float(per_pattern[f, m, i]) for f in range(5))) for m in range(minutes)
