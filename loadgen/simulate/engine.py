@@ -554,6 +554,8 @@ def simulate(
     quota = tokens = RETRY_QUOTA * settings.clients / settings.scale
     draws = _Draws(settings)
     rates = profile.array()
+    # A GSI's writes first: its buffer's room this second decides its table's writes.
+    gsi_first = sorted(scopes.items(), key=lambda item: item[0][1] is None)
     total_requests = 0.0
 
     def flush_top(number: int) -> None:
@@ -625,14 +627,19 @@ def simulate(
         # pattern's other lanes (a transaction's other items, a write's index entries) take
         # their retries where new executions go: their keys are not known per partition.
         back = [r.take(second) for r in returning]
-        back_total = np.asarray([b.sum() for b in back]) if retrying else np.zeros(len(back))
+        back_total = (
+            np.asarray(
+                [0.0 if b is r.none else b.sum() for r, b in zip(returning, back, strict=True)]
+            )
+            if retrying
+            else np.zeros(len(back))
+        )
         if several_lanes:
             elsewhere = _elsewhere(back_total, touch_counts, pattern_of, n_patterns)
         refusal: dict[tuple[str, str | None, str], np.ndarray] = {}
         by_ceiling: dict[tuple[str, str | None, str], np.ndarray] = {}
         refusing: dict[tuple[str, str | None, str], tuple[BulkAdmission, np.ndarray]] = {}
-        # A GSI's writes first: its buffer's room this second decides its table's writes.
-        for key, scope in sorted(scopes.items(), key=lambda item: item[0][1] is None):
+        for key, scope in gsi_first:
             units = np.zeros(len(scope.starts))
             touches = np.zeros(len(scope.starts))
             eventual = np.zeros(len(scope.starts))
