@@ -564,7 +564,7 @@ def simulate(
         if not executions:
             return
         keys = top.setdefault((lane.table, lane.index), {})
-        whole = float(draws.executions(np.asarray([executions]))[0])
+        whole = draws.execution(executions)
         charged = growing[number].top_charged if number in growing else None
         for place, (text, weight) in enumerate(profiles[number].top):
             touches, units = keys.get(text, (0.0, 0.0))
@@ -647,7 +647,7 @@ def simulate(
                 shares = scope.shares[number]
                 fresh[number] = draws.touches(fresh_drawn[lane_list[number][0]], shares)
                 if several_lanes and elsewhere[number] > 0:
-                    (whole,) = draws.executions(np.asarray([elsewhere[number]]))
+                    whole = draws.execution(elsewhere[number])
                     back[number] = back[number] + draws.touches(whole, shares)
                     back_total[number] = back[number].sum()
                 drawn = fresh[number] + back[number] if back_total[number] else fresh[number]
@@ -936,16 +936,27 @@ class _Draws:
         whole = np.floor(scaled)
         return whole + (self.random.random(whole.shape) < scaled - whole)
 
+    def _one(self, count: float) -> float:
+        """`_whole` of one count, without arrays: the same products and the same one draw."""
+        assert self.random is not None
+        scaled = float(count) * self.scale
+        whole = float(math.floor(scaled))
+        return whole + (1.0 if self.random.random() < scaled - whole else 0.0)
+
     def arrivals(self, rate: float, mix: np.ndarray) -> np.ndarray:
         """New executions of each pattern this second."""
         if self.random is None:
             return rate * mix
-        (total,) = self._whole(np.asarray([rate]))
+        total = self._one(rate)
         return self.random.multinomial(int(total), mix) / self.scale
 
     def executions(self, offered: np.ndarray) -> np.ndarray:
         """Executions per pattern the key draws are made for (whole, at the scale)."""
         return offered if self.random is None else self._whole(offered)
+
+    def execution(self, offered: float) -> float:
+        """`executions` of one count."""
+        return float(offered) if self.random is None else self._one(offered)
 
     def touches(self, executions: float, shares: np.ndarray) -> np.ndarray:
         """Touches on each range of ``shares`` (touches per execution) by ``executions`` (as

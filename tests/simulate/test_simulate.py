@@ -300,3 +300,17 @@ def test_a_growing_item_admits_fewer_updates_as_a_run_at_its_scale_grows_it() ->
     (hottest,) = by_units["keys"]
     assert hottest["key"] == "GLOBAL_COUNTER" and type(hottest["count"]) is float
     assert hottest["count"] == pytest.approx(units + sum(map(sum, heat["read"]["units"])))
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.03])
+def test_one_count_is_rounded_as_an_array_of_one_is(scale: float) -> None:
+    # The engine rounds a single count (a second's arrivals, a lane's executions coming back
+    # elsewhere) without arrays: the same value and the same draw as the array rounding.
+    from loadgen.simulate.engine import _Draws
+
+    alone, in_array = _Draws(Settings(seed=7, scale=scale)), _Draws(Settings(seed=7, scale=scale))
+    for count in [0.0, 0.4, 1.0, 2.5, 17.25, 1234.5678, 1e6 + 0.3]:
+        (expected,) = in_array.executions(np.asarray([count]))
+        assert alone.execution(count) == expected
+    assert alone.random is not None and in_array.random is not None
+    assert alone.random.random() == in_array.random.random()  # each drew as many
