@@ -872,6 +872,15 @@ def _retries(
     admitted = cohorts * (1.0 - refused)
     tokens += float(admitted[0].sum()) * NO_RETRY_INCREMENT + float(admitted[1:].sum()) * RETRY_COST
     seconds = horizon(attempts)
+    if not refused.any():  # nothing throttled: no retry, none out of attempts, none asked
+        return _Retried(
+            np.zeros((2, n_patterns)),
+            np.zeros(n_patterns),
+            np.zeros((seconds - 1, attempts, n_patterns)),
+            np.zeros((seconds - 1, 2, n_patterns)),
+            np.zeros(n_patterns),
+            min(quota, tokens),
+        )
     again = np.zeros((2, n_patterns))
     # By pattern first while adding (each pattern's block contiguous); as `_Retried` has them
     # after.
