@@ -314,3 +314,17 @@ def test_one_count_is_rounded_as_an_array_of_one_is(scale: float) -> None:
         assert alone.execution(count) == expected
     assert alone.random is not None and in_array.random is not None
     assert alone.random.random() == in_array.random.random()  # each drew as many
+
+
+def test_a_simulation_without_its_heat_matrix_gives_every_other_answer_alike() -> None:
+    # check asks for no heat matrix (Settings.heat=False): what it reads must not move.
+    design = load_design(design_path("orders"), "hot-status")
+    profile = parse_profile(["750/s for 2m"])
+    full = simulate(design, profile, Settings())
+    bare = simulate(design, profile, Settings(heat=False))
+    assert bare.heat["lanes"] == [] and full.heat["lanes"]
+    assert bare.patterns == full.patterns
+    assert bare.reasons == full.reasons and bare.causes == full.causes
+    assert bare.limits == full.limits and bare.throttles == full.throttles
+    assert bare.final == full.final and bare.top_keys == full.top_keys
+    assert bare.requests == full.requests and bare.grown_units == full.grown_units
