@@ -328,3 +328,25 @@ def test_a_simulation_without_its_heat_matrix_gives_every_other_answer_alike() -
     assert bare.limits == full.limits and bare.throttles == full.throttles
     assert bare.final == full.final and bare.top_keys == full.top_keys
     assert bare.requests == full.requests and bare.grown_units == full.grown_units
+
+
+@pytest.mark.parametrize("spec", ["uniform", "zipf:0.9", "latest:1.1", "hotspot:0.2:0.8"])
+def test_key_spaces_alike_but_for_their_seed_list_alike(spec: str) -> None:
+    # Lanes share one listing of key spaces that differ only by seed (Known.values_of): their
+    # seed moves their draws, not the chance of each value.
+    from loadgen.design.generators import KeySpace
+    from loadgen.simulate.demand import Known, _values
+
+    one, other = (
+        KeySpace(50_000, spec, seed=seed, scramble=False, named={"vip": 0.1}) for seed in (1, 2)
+    )
+    first, second = _values(one, False), _values(other, False)
+    assert first is not None and second is not None
+    assert first[0] == second[0] and first[2] == second[2]
+    assert first[1].tolist() == second[1].tolist()
+    known = Known()
+    assert known.values_of(one, False) is known.values_of(other, False)
+    # Scrambled, each its own order: listed apart (uniform has no order to scramble).
+    scrambled = KeySpace(50_000, spec, seed=1, scramble=True, named={"vip": 0.1})
+    if scrambled.distribution.scramble:
+        assert known.values_of(scrambled, False) is not known.values_of(one, False)
