@@ -12,13 +12,16 @@ variants, patterns, and the median and the slowest of its wall times. The
 battle-royale game's lobby, its 100-action transaction enrolling a squad of 25 in a match
 (4 writes a player). ``--before DIR`` (a checkout of another commit, e.g. ``git worktree add
 DIR COMMIT``) times that tree's ``loadgen check`` on each file too, in alternation with this
-one's, and prints the ratio: the machine's load falls on both alike.
+one's, and prints the ratio: the machine's load falls on both alike. ``cpu s`` is the median
+of the CPU seconds (user and system) the check's process and its variants' processes took:
+on a shared machine, what the work costs whatever else runs beside it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -106,7 +109,15 @@ access_patterns:
 """
 
 
-def _check(path: Path, tree: Path = ROOT) -> tuple[float, str]:
+def _cpu() -> float:
+    """CPU seconds of this process's waited-for children (and theirs) so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _check(path: Path, tree: Path = ROOT) -> tuple[float, str, float]:
+    """(wall seconds, what it printed, CPU seconds) of one ``loadgen check``."""
+    cpu = _cpu()
     started = time.perf_counter()
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     done = subprocess.run(
@@ -116,7 +127,7 @@ def _check(path: Path, tree: Path = ROOT) -> tuple[float, str]:
     )  # fmt: skip
     if done.returncode not in (0, 1):
         raise SystemExit(f"loadgen check {path} exited {done.returncode}: {done.stderr.strip()}")
-    return time.perf_counter() - started, done.stdout
+    return time.perf_counter() - started, done.stdout, _cpu() - cpu
 
 
 def _shape(output: str) -> tuple[int, int]:
@@ -146,22 +157,37 @@ def main(argv: list[str] | None = None) -> int:
             for path in files:
                 _check(path, tree)
         times: dict[tuple[Path, Path], list[float]] = {}
+        cpus: dict[tuple[Path, Path], list[float]] = {}
         for _ in range(args.repeats):
             for path in files:
                 for tree in trees:
-                    times.setdefault((tree, path), []).append(_check(path, tree)[0])
-        head = f"{'design file':28} {'variants':>8} {'patterns':>8} {'median s':>9} {'max s':>7}"
-        print(head + (f" {'before s':>9} {'ratio':>6}" if args.before else ""))
+                    wall, _, cpu = _check(path, tree)
+                    times.setdefault((tree, path), []).append(wall)
+                    cpus.setdefault((tree, path), []).append(cpu)
+        head = (
+            f"{'design file':28} {'variants':>8} {'patterns':>8} {'median s':>9} {'max s':>7}"
+            f" {'cpu s':>6}"
+        )
+        print(
+            head
+            + (
+                f" {'before s':>9} {'ratio':>6} {'cpu before':>10} {'cpu ratio':>9}"
+                if args.before
+                else ""
+            )
+        )
         for path in files:
             variants, patterns = shapes[path]
-            now = times[(ROOT, path)]
+            now, cpu = times[(ROOT, path)], statistics.median(cpus[(ROOT, path)])
             line = (
                 f"{path.stem:28} {variants:>8} {patterns:>8} "
-                f"{statistics.median(now):>9.2f} {max(now):>7.2f}"
+                f"{statistics.median(now):>9.2f} {max(now):>7.2f} {cpu:>6.2f}"
             )
             if args.before:
                 before = statistics.median(times[(trees[0], path)])
+                cpu_before = statistics.median(cpus[(trees[0], path)])
                 line += f" {before:>9.2f} {statistics.median(now) / before:>6.2f}"
+                line += f" {cpu_before:>10.2f} {cpu / cpu_before:>9.2f}"
             print(line)
         print(f"cores: {len(os.sched_getaffinity(0))}; load average: {os.getloadavg()[0]:.2f}")
     return 0

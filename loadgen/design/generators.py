@@ -321,10 +321,10 @@ class Draws(dict[str, str]):
 
 def enumerate_values(generator: ValueGenerator, count: int) -> Iterator[str]:
     """The first ``count`` values of a generator, hottest first where it has a skew."""
-    values = generator.values()
-    if isinstance(generator, KeySpace):
+    if isinstance(generator, KeySpace):  # its own order: its list (of up to 100,000) unneeded
         yield from itertools.islice(_hottest_first(generator), count)
         return
+    values = generator.values()
     if values is not None:
         yield from values[:count]
         return

@@ -16,6 +16,7 @@ request's nested values), so a render costs one small dict per templated level.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -44,7 +45,15 @@ class Template:
 
     @classmethod
     def parse(cls, text: str) -> Template:
-        """Read ``text``; `TemplateError` for an unclosed brace or a name that is not one."""
+        """Read ``text``; `TemplateError` for an unclosed brace or a name that is not one.
+        A text read once is not read again: a design's key templates are asked for anew by
+        every request it compiles."""
+        if cls is Template:
+            return _parsed(text)
+        return cls._read(text)
+
+    @classmethod
+    def _read(cls, text: str) -> Template:
         parts: list[str] = []
         specs: list[str] = []
         position = 0
@@ -82,6 +91,11 @@ class Template:
         if len(parts) == 3:  # the usual "PREFIX#{name}"
             return parts[0] + draws[parts[1]] + parts[2]
         return "".join(draws[p] if i % 2 else p for i, p in enumerate(parts))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> Template:
+    return Template._read(text)
 
 
 def _formatted(value: str, spec: str) -> str:

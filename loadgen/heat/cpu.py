@@ -19,9 +19,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psutil
+if TYPE_CHECKING:  # imported where a meter is made: `usable_cores` (loadgen check) needs none
+    import psutil
 
 __all__ = ["RAN_OUT", "CpuMeter", "format_cpu", "ran_out", "usable_cores"]
 
@@ -46,6 +47,8 @@ class CpuMeter:
     """
 
     def __init__(self, processes: Iterable[tuple[str, int]]) -> None:
+        import psutil
+
         self._watched: list[tuple[str, psutil.Process, float]] = []
         for role, pid in processes:
             try:
@@ -72,6 +75,8 @@ class CpuMeter:
         return self._held or self._now()
 
     def _now(self) -> dict[str, Any]:
+        import psutil
+
         wall = max(time.monotonic() - self._wall, 1e-6)
         rows = []
         for role, process, start in self._watched:

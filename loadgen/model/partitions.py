@@ -742,22 +742,27 @@ class PartitionModel:
         rooms = []
         weight = self._weight[k]
         weights = [weight] * len(space.parts)
-        ceilings = self.ceilings
+        read_ceiling, write_ceiling = self.ceilings
         for p, part in enumerate(space.parts):
+            tokens = part.tokens
             if now > part.stamp:  # `_refill`, inlined: this loop runs per partition per second
-                elapsed, part.stamp = now - part.stamp, now
-                tokens, parts = part.tokens, part.collection
-                tokens[0] = min(parts * ceilings[0], tokens[0] + elapsed * parts * ceilings[0])
-                tokens[1] = min(parts * ceilings[1], tokens[1] + elapsed * parts * ceilings[1])
+                elapsed, part.stamp, parts = now - part.stamp, now, part.collection
+                # min(full, topped up), as `_refill` takes it, without the call
+                full, topped = parts * read_ceiling, tokens[0] + elapsed * parts * read_ceiling
+                tokens[0] = topped if topped < full else full
+                full, topped = parts * write_ceiling, tokens[1] + elapsed * parts * write_ceiling
+                tokens[1] = topped if topped < full else full
             if shares is not None:
                 weights[p] = weight * (1.0 - shares[p] * (1.0 - 1.0 / EVENTUAL_READ_FACTOR))
-            room = (part.tokens[slot] + owing) / weights[p]
+            room = (tokens[slot] + owing) / weights[p]
             rooms.append(room if room > _TOKEN_FLOOR else 0.0)
         let_in = units if pressure == 1.0 else [asked * pressure for asked in units]
         level = _fill_level(let_in, rooms, max(0.0, space.tokens[k] + owing))
         admitted = []
         by_ceiling = []
         by_partition = by_keyspace = False
+        # The keyspace's running sums, in the partitions' order (`_take`'s, inlined below).
+        left, used, consumed = space.tokens[k], space.second[k], space.consumed[k]
         for p, (part, asked, asking, room) in enumerate(
             zip(space.parts, units, requests, rooms, strict=True)
         ):
@@ -775,22 +780,25 @@ class PartitionModel:
             by_ceiling.append(ceiling)
             if got:
                 # `_take`, inlined: this loop runs per partition per simulated second.
-                space.tokens[k] -= got
-                space.second[k] += got
-                space.consumed[k] += got
-                part.tokens[slot] -= got * weights[p]
+                left -= got
+                used += got
+                consumed += got
+                tokens = part.tokens
+                tokens[slot] -= got * weights[p]
                 part.second[k] += got
                 part.consumed[k] += got
-                if owing and part.tokens[slot] <= _TOKEN_FLOOR - owing:
+                if owing and tokens[slot] <= _TOKEN_FLOOR - owing:
                     space.full.add(part)
-            if asked - got > _TOKEN_FLOOR * max(1.0, asked):
+            floor = _TOKEN_FLOOR * (asked if asked > 1.0 else 1.0)  # times max(1.0, asked)
+            if asked - got > floor:
                 refused = asking * (asked - got) / asked
                 if room < offered * level:
                     part.throttled_now = by_partition = True  # its own ceiling refused: heat
-                if asked - got - ceiling > _TOKEN_FLOOR * max(1.0, asked):
+                if asked - got - ceiling > floor:
                     by_keyspace = True
                 part.throttled[k] += refused
                 space.throttled[k] += refused
+        space.tokens[k], space.second[k], space.consumed[k] = left, used, consumed
         buffered = owing > 0
         limit: Limit = "KeyRangeThroughputExceeded" if by_partition else space.limit[k]
         keyspace = None
@@ -1059,15 +1067,27 @@ class PartitionModel:
         closed = space.current
         space.current = second
         hot_parts = []
+        split_after, additive = self.split_after, self.additive
+        read_full, write_full = self._full
         for part in space.parts:
-            if consecutive and (part.throttled_now or self._hot(part.second)):
+            used = part.second
+            if consecutive and not part.throttled_now:
+                # Hot: its second's use at `HEAT_FRACTION` of its ceiling (read and write
+                # summed where they share one budget, else the larger).
+                read, write = used[0] / read_full, used[1] / write_full
+                hot = (read + write if additive else (write if write > read else read)) >= (
+                    HEAT_FRACTION
+                )
+            else:
+                hot = consecutive
+            if hot:
                 part.hot += 1
             else:
                 part.hot, part.seen = 0, 0
                 part.sample.clear()
-            part.second[0] = part.second[1] = 0.0
+            used[0] = used[1] = 0.0
             part.throttled_now = False
-            if part.hot >= self.split_after:
+            if part.hot >= split_after:
                 hot_parts.append(part)
         for part in hot_parts:
             self._split_for_heat(space, part)
@@ -1137,10 +1157,6 @@ class PartitionModel:
                         space.rate[kind] * space.bank_seconds,
                     )
                     space.grow()
-
-    def _hot(self, used: list[float]) -> bool:
-        read, write = used[0] / self._full[0], used[1] / self._full[1]
-        return (read + write if self.additive else max(read, write)) >= HEAT_FRACTION
 
     def _split_for_heat(self, space: _Keyspace, part: _Partition) -> None:
         """Split at the median key hash seen. A single hot partition-key value splits by sort

@@ -67,6 +67,8 @@ choice: past the hottest 16,384 keys, each partition holds thousands of the rest
 differs from an even share by under a few percent of theirs."""
 KNOWN_HASHES = 1 << 20
 """Key hashes a design's lanes keep for one another before starting again (`Known`)."""
+KNOWN_KEY_LISTS = 256
+"""Key templates' listed texts a design's lanes keep for one another (`Known.keys`)."""
 PROBES = 16
 """Executions rendered with real draws to average a touch's units (item sizes vary)."""
 GROWTH_EXECUTIONS = 4096
@@ -262,34 +264,64 @@ class Known:
     its index entries, and patterns on one key list the same keys, which are listed and
     hashed once."""
 
-    values: dict[tuple[int, bool], tuple[list[str], np.ndarray, float] | None] = field(
+    values: dict[tuple[Any, ...], tuple[list[str], np.ndarray, float] | None] = field(
         default_factory=dict
     )
-    """`_values` by generator (its ``id``) and ``each``: of the generators that keep theirs."""
+    """`_values` by what they depend on (`_listing`): of the generators that keep theirs."""
     hashes: dict[str, int] = field(default_factory=dict)
     """`partition_hash` by key text."""
+    keys: dict[tuple[Any, ...], tuple[list[list[str]], list[str], np.ndarray]] = field(
+        default_factory=dict
+    )
+    """A key template's texts and their hashes by the template's literal parts and its
+    names' value lists (kept beside, so that their ``id`` is not reused): lanes whose
+    templates render the same lists alike (``PLAYER#{p0}``, ``PLAYER#{p1}``) list them once."""
 
     def values_of(
         self, generator: ValueGenerator, fixed: bool
     ) -> tuple[list[str], np.ndarray, float] | None:
         if isinstance(generator, TimeValue):  # its values move with the clock
             return _values(generator, fixed)
-        key = (id(generator), fixed)
+        key = _listing(generator, fixed)
         if key not in self.values:
             self.values[key] = _values(generator, fixed)
         return self.values[key]
+
+    def texts_of(
+        self, template: Template, names: list[str], lists: list[list[str]]
+    ) -> tuple[list[str], np.ndarray]:
+        """`_render_all`'s texts of the product of ``lists`` and their hashes."""
+        literal = tuple(p if i % 2 == 0 else names.index(p) for i, p in enumerate(template.parts))
+        key = (literal, template.specs, *map(id, lists))
+        known = self.keys.get(key)
+        if known is not None and all(a is b for a, b in zip(known[0], lists, strict=True)):
+            return known[1], known[2]
+        texts = _render_all(template, names, lists)
+        hashes = self.hash_all(texts)
+        if len(self.keys) >= KNOWN_KEY_LISTS:
+            self.keys.clear()
+        self.keys[key] = (list(lists), texts, hashes)
+        return texts, hashes
 
     def hash_all(self, texts: list[str]) -> np.ndarray:
         hashes = self.hashes
         if len(hashes) > KNOWN_HASHES:
             hashes.clear()
-        out = np.empty(len(texts), np.uint64)
-        for i, text in enumerate(texts):
-            found = hashes.get(text)
-            if found is None:
-                found = hashes[text] = partition_hash(text)
-            out[i] = found
-        return out
+        found = [hashes.get(text) for text in texts]
+        for i, value in enumerate(found):
+            if value is None:
+                found[i] = hashes[texts[i]] = partition_hash(texts[i])
+        return np.array(found, dtype=np.uint64)
+
+
+def _listing(generator: ValueGenerator, fixed: bool) -> tuple[Any, ...]:
+    """What `_values` of ``generator`` depends on: a key space's count, distribution and named
+    values where its distribution is not scrambled (its seed moves its draws, not their
+    chances: generators alike list alike); otherwise the generator itself (its ``id``)."""
+    if isinstance(generator, KeySpace) and not fixed and not generator.distribution.scramble:
+        named = tuple(generator.named.items())
+        return ("keys", generator.count, generator.distribution.spec, named)
+    return ("generator", id(generator), fixed)
 
 
 def _names_specs(value: Any, specs: dict[str, list[str]]) -> None:
@@ -340,9 +372,27 @@ def _template_of(
     return candidates[0]
 
 
+_STORED_ITEMS: dict[
+    int, tuple[Design, dict[str, tuple[str, RequestTemplate, tuple[str, ...]]]]
+] = {}
+"""`_stored_items` by design (its ``id``, the design kept beside it so that the id is not
+reused): a design's probes ask for them once per execution."""
+
+
 def _stored_items(design: Design) -> dict[str, tuple[str, RequestTemplate, tuple[str, ...]]]:
     """Each entity's table, item template (typed as the table types its keys) and the names
-    its key attributes are drawn from."""
+    its key attributes are drawn from (worked out once per design: nothing changes them)."""
+    known = _STORED_ITEMS.get(id(design))
+    if known is not None and known[0] is design:
+        return known[1]
+    if len(_STORED_ITEMS) >= 16:
+        _STORED_ITEMS.clear()
+    items = _stored_items_of(design)
+    _STORED_ITEMS[id(design)] = (design, items)
+    return items
+
+
+def _stored_items_of(design: Design) -> dict[str, tuple[str, RequestTemplate, tuple[str, ...]]]:
     first = next(iter(design.schemas))
     items = {}
     for name, entity in design.spec.entities.items():
@@ -778,8 +828,9 @@ def key_profile(
         spread += float(weights.sum()) * folded
         lists.append(values)
         weights = np.outer(weights, w).ravel()
-    texts = _render_all(template, names, lists) if len(weights) else []
-    hashes = known.hash_all(texts)
+    texts, hashes = (
+        known.texts_of(template, names, lists) if len(weights) else ([], known.hash_all([]))
+    )
     order = np.argsort(hashes, kind="stable")
     scaled = weights * lane.multiplicity
     hottest = np.argsort(-scaled, kind="stable")[:20].tolist() if texts else []

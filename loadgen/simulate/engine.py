@@ -26,6 +26,7 @@ memory with keys.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -132,6 +133,9 @@ class Settings:
     """``(table, index or None, read, write)``: run these on-demand tables and their GSIs
     provisioned at these capacity units instead, auto scaled from there with
     ``auto_scaling`` (what ``loadgen simulate`` prices as provisioned with auto scaling)."""
+    heat: bool = True
+    """Fill the heat matrix (`SimulationResult.heat`); False leaves it empty, for a caller
+    that reads none of it (``loadgen check``): the rest of the result is the same."""
     scale: float = 1.0
     """Simulate a run at this scale (1: AWS). A ``loadgen run --scale S`` sends S times the
     requests to S times the ceilings: its counts fluctuate 1/sqrt(S) times as much, and its
@@ -198,7 +202,9 @@ class SimulationResult:
     scopes: dict[tuple[str, str | None], list[ScopeMinute]]
     reasons: dict[tuple[str, int], str]
     """(pattern, minute) to the words of what throttled it first in that minute."""
-    heat: dict[str, Any]
+    heat_lanes: dict[tuple[str, str | None, str], np.ndarray]
+    """Per (table, index, kind), its heat grid: requests, units and throttled attempts by
+    column and bucket (`heat` is the results file's matrix of it)."""
     top_keys: dict[tuple[str, str | None], dict[str, tuple[float, float]]]
     """Per scope, key to (touches, units) over the whole simulation."""
     wall_s: float = 0.0
@@ -221,6 +227,17 @@ class SimulationResult:
     key_profiles: dict[tuple[str, int], KeyProfile] = field(default_factory=dict)
     """(pattern, lane's place in its demand's lanes) to the lane's keys as the simulation
     began (keys on the run's clock move later)."""
+    heat_resolution_s: int = 1
+    """Simulated seconds a heat column spans."""
+
+    @functools.cached_property
+    def heat(self) -> dict[str, Any]:
+        """The results file's heat matrix (`loadgen.heat.heatmap.HeatMap.matrix`'s shape),
+        made when first asked: ``loadgen check`` never asks, and rounding every cell of a
+        long simulation's grids takes longer than some simulations."""
+        resolution = self.heat_resolution_s
+        columns = math.ceil(self.profile.duration_s / resolution)
+        return _heat_matrix(self.heat_lanes, self.settings, resolution, columns)
 
     def buffers(self) -> list[dict[str, Any]]:
         """Each GSI's write buffer as the simulation ended, as a run's results keep the
@@ -503,7 +520,7 @@ def simulate(
     )
     columns = math.ceil(duration / resolution)
     heat_lanes: dict[tuple[str, str | None, str], np.ndarray] = {
-        key: np.zeros((3, columns, settings.buckets)) for key in scopes
+        key: np.zeros((3, columns, settings.buckets)) for key in scopes if settings.heat
     }
     minutes = math.ceil(duration / 60)
     per_pattern = np.zeros((5, minutes, n_patterns))  # offered, new, admitted, throttled, failed
@@ -537,6 +554,8 @@ def simulate(
     quota = tokens = RETRY_QUOTA * settings.clients / settings.scale
     draws = _Draws(settings)
     rates = profile.array()
+    # A GSI's writes first: its buffer's room this second decides its table's writes.
+    gsi_first = sorted(scopes.items(), key=lambda item: item[0][1] is None)
     total_requests = 0.0
 
     def flush_top(number: int) -> None:
@@ -545,7 +564,7 @@ def simulate(
         if not executions:
             return
         keys = top.setdefault((lane.table, lane.index), {})
-        whole = float(draws.executions(np.asarray([executions]))[0])
+        whole = draws.execution(executions)
         charged = growing[number].top_charged if number in growing else None
         for place, (text, weight) in enumerate(profiles[number].top):
             touches, units = keys.get(text, (0.0, 0.0))
@@ -568,7 +587,8 @@ def simulate(
                 current = tuple(demands[i].generators[n].draw() for n in demands[i].time_names)
                 if current != time_values[number]:
                     flush_top(number)
-                    heat.flush((number,))
+                    if settings.heat:
+                        heat.flush((number,))
                     time_values[number] = current
                     profiles[number] = demands[i].profile(lane)
                     scope = scopes[(lane.table, lane.index, lane.kind)]
@@ -587,13 +607,14 @@ def simulate(
         new = cohorts[0]
         offered = asked = cohorts.sum(axis=0)
         fresh_drawn = draws.executions(new)
-        if column != heat.column:
+        if column != heat.column and settings.heat:
             heat.flush(range(len(lane_list)))
             heat.column = column
         for scope in scopes.values():
             starts = model.partition_starts(scope.table, scope.index)
             if starts != scope.starts:
-                heat.flush(n for n, _, _ in scope.lanes)
+                if settings.heat:
+                    heat.flush(n for n, _, _ in scope.lanes)
                 _refresh(scope, starts, returning)
         for number, growth in growing.items():
             scope = scopes[lane_keys[number]]
@@ -606,14 +627,19 @@ def simulate(
         # pattern's other lanes (a transaction's other items, a write's index entries) take
         # their retries where new executions go: their keys are not known per partition.
         back = [r.take(second) for r in returning]
-        back_total = np.asarray([b.sum() for b in back]) if retrying else np.zeros(len(back))
+        back_total = (
+            np.asarray(
+                [0.0 if b is r.none else b.sum() for r, b in zip(returning, back, strict=True)]
+            )
+            if retrying
+            else np.zeros(len(back))
+        )
         if several_lanes:
             elsewhere = _elsewhere(back_total, touch_counts, pattern_of, n_patterns)
         refusal: dict[tuple[str, str | None, str], np.ndarray] = {}
         by_ceiling: dict[tuple[str, str | None, str], np.ndarray] = {}
         refusing: dict[tuple[str, str | None, str], tuple[BulkAdmission, np.ndarray]] = {}
-        # A GSI's writes first: its buffer's room this second decides its table's writes.
-        for key, scope in sorted(scopes.items(), key=lambda item: item[0][1] is None):
+        for key, scope in gsi_first:
             units = np.zeros(len(scope.starts))
             touches = np.zeros(len(scope.starts))
             eventual = np.zeros(len(scope.starts))
@@ -621,7 +647,7 @@ def simulate(
                 shares = scope.shares[number]
                 fresh[number] = draws.touches(fresh_drawn[lane_list[number][0]], shares)
                 if several_lanes and elsewhere[number] > 0:
-                    (whole,) = draws.executions(np.asarray([elsewhere[number]]))
+                    whole = draws.execution(elsewhere[number])
                     back[number] = back[number] + draws.touches(whole, shares)
                     back_total[number] = back[number].sum()
                 drawn = fresh[number] + back[number] if back_total[number] else fresh[number]
@@ -631,15 +657,17 @@ def simulate(
                 if lane_list[number][1].eventual:
                     eventual += drawn * unit_of[number]
             sampler = _sampler(scope, offered, lane_list)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                eventual_share = np.where(units > 0, eventual / np.where(units > 0, units, 1), 0)
+            asked_of = units > 0
+            eventual_share = None
+            if eventual.any():
+                shared = np.divide(eventual, units, out=np.zeros(len(units)), where=asked_of)
+                eventual_share = shared.tolist()
             bulk = model.admit_bulk(
                 scope.table, scope.index, key[2], units.tolist(), touches.tolist(),
-                sampler=sampler, eventual=eventual_share.tolist() if eventual.any() else None,
+                sampler=sampler, eventual=eventual_share,
             )  # fmt: skip
             admitted = np.asarray(bulk.admitted)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                phi = np.where(units > 0, admitted / np.where(units > 0, units, 1.0), 1.0)
+            phi = np.divide(admitted, units, out=np.ones(len(units)), where=asked_of)
             refusal[key] = 1.0 - phi
             # The share of each partition's units its own ceiling refused (the rest of what
             # was refused, the keyspace's limit did).
@@ -698,7 +726,7 @@ def simulate(
             throttled = throttled + came.again_total
             for (group, i), (number, at) in refused_at.items():
                 returning[number].send(rows, came.landed[:, group, i], at)
-                if came.again[group, i] and recorded[number]:
+                if came.again[group, i] and recorded[number] and settings.heat:
                     heat.refused[number] += came.again[group, i] * at
         executed += offered - throttled
         per_pattern[0, minute] += offered
@@ -732,18 +760,19 @@ def simulate(
                     first_causes[(demands[i].id, minute)] = worded.cause
         # Heat, as a run's recorder counts it: each request's key touches once (and its
         # units), and the throttled attempts where they were throttled (`_Heat`).
-        heat.requests += new[pattern_of] * recorded
-        heat.served += (offered - throttled)[pattern_of] * recorded
         lane_executions += new[pattern_of] * recorded
         for number, growth in growing.items():
             i = lane_list[number][0]
             shares = scopes[lane_keys[number]].shares[number]
             units_seen = growth.charge((offered - throttled)[i], new[i], shares, recorded[number])
-            if units_seen is not None:
+            if units_seen is not None and settings.heat:
                 heat.charged[number] = heat.charged[number] + units_seen
-        for number, key in enumerate(lane_keys):
-            if key in refusing and recorded[number]:
-                heat.refused[number] += lane_drawn[number] * refusal[key]
+        if settings.heat:
+            heat.requests += new[pattern_of] * recorded
+            heat.served += (offered - throttled)[pattern_of] * recorded
+            for number, key in enumerate(lane_keys):
+                if key in refusing and recorded[number]:
+                    heat.refused[number] += lane_drawn[number] * refusal[key]
         if second % 60 == 59 or second == duration - 1:
             for stats in model.snapshot():
                 scope_minutes.setdefault((stats.table, stats.index), []).append(
@@ -763,7 +792,8 @@ def simulate(
             progress(second + 1)
     for number in range(len(lane_list)):
         flush_top(number)
-    heat.flush(range(len(lane_list)))
+    if settings.heat:
+        heat.flush(range(len(lane_list)))
     patterns = {
         demand.id: [
             Minute(m, *(float(per_pattern[f, m, i]) for f in range(5))) for m in range(minutes)
@@ -778,7 +808,7 @@ def simulate(
         patterns,
         _per_minute(scope_minutes),
         reasons,
-        _heat_matrix(heat_lanes, settings, resolution, columns),
+        heat_lanes,
         top,
         requests=total_requests,
         final=model.snapshot(),
@@ -792,6 +822,7 @@ def simulate(
         asked_units=dict(causes.asked),
         initial=initial,
         key_profiles=key_profiles,
+        heat_resolution_s=resolution,
     )
     result.wall_s = time.perf_counter() - wall
     return result
@@ -841,6 +872,15 @@ def _retries(
     admitted = cohorts * (1.0 - refused)
     tokens += float(admitted[0].sum()) * NO_RETRY_INCREMENT + float(admitted[1:].sum()) * RETRY_COST
     seconds = horizon(attempts)
+    if not refused.any():  # nothing throttled: no retry, none out of attempts, none asked
+        return _Retried(
+            np.zeros((2, n_patterns)),
+            np.zeros(n_patterns),
+            np.zeros((seconds - 1, attempts, n_patterns)),
+            np.zeros((seconds - 1, 2, n_patterns)),
+            np.zeros(n_patterns),
+            min(quota, tokens),
+        )
     again = np.zeros((2, n_patterns))
     # By pattern first while adding (each pattern's block contiguous); as `_Retried` has them
     # after.
@@ -896,6 +936,7 @@ class _Draws:
     def __init__(self, settings: Settings) -> None:
         self.random = np.random.default_rng(settings.seed) if settings.fluctuate else None
         self.scale = settings.scale
+        self._known: dict[int, tuple[np.ndarray, float, np.ndarray]] = {}
 
     def _whole(self, counts: np.ndarray) -> np.ndarray:
         """``counts`` at the scale, rounded to whole numbers at random (the mean kept)."""
@@ -904,29 +945,54 @@ class _Draws:
         whole = np.floor(scaled)
         return whole + (self.random.random(whole.shape) < scaled - whole)
 
+    def _one(self, count: float) -> float:
+        """`_whole` of one count, without arrays: the same products and the same one draw."""
+        assert self.random is not None
+        scaled = float(count) * self.scale
+        whole = float(math.floor(scaled))
+        return whole + (1.0 if self.random.random() < scaled - whole else 0.0)
+
     def arrivals(self, rate: float, mix: np.ndarray) -> np.ndarray:
         """New executions of each pattern this second."""
         if self.random is None:
             return rate * mix
-        (total,) = self._whole(np.asarray([rate]))
+        total = self._one(rate)
         return self.random.multinomial(int(total), mix) / self.scale
 
     def executions(self, offered: np.ndarray) -> np.ndarray:
         """Executions per pattern the key draws are made for (whole, at the scale)."""
         return offered if self.random is None else self._whole(offered)
 
+    def execution(self, offered: float) -> float:
+        """`executions` of one count."""
+        return float(offered) if self.random is None else self._one(offered)
+
     def touches(self, executions: float, shares: np.ndarray) -> np.ndarray:
         """Touches on each range of ``shares`` (touches per execution) by ``executions`` (as
         `executions` gives them), drawn at random: how many of the executions chose each."""
         if self.random is None:
             return executions * shares
+        times, chances = self._chances(shares)
+        drawn = self.random.multinomial(int(executions * times), chances)
+        return np.asarray(drawn[:-1] / self.scale, dtype=np.float64)
+
+    def _chances(self, shares: np.ndarray) -> tuple[float, np.ndarray]:
+        """Draws per execution and each range's chance of one (the last: none of them), of
+        ``shares``; worked out once per array (a lane's shares hold until its partitions or
+        keys change, and are never changed in place)."""
+        known = self._known.get(id(shares))
+        if known is not None and known[0] is shares:
+            return known[1], known[2]
         # An execution touching `times` keys (a batch, an item and its profile): as many
         # draws. Multinomial: the touches add up to what the executions ask, as they do.
         times = max(1.0, math.ceil(float(shares.sum()) - 1e-9))
         chances = np.append(shares / times, 0.0)
         chances[-1] = max(0.0, 1.0 - float(chances[:-1].sum()))
-        drawn = self.random.multinomial(int(executions * times), chances / chances.sum())
-        return np.asarray(drawn[:-1] / self.scale, dtype=np.float64)
+        chances = chances / chances.sum()
+        if len(self._known) >= 1024:
+            self._known.clear()
+        self._known[id(shares)] = (shares, times, chances)  # kept: its id is not reused
+        return times, chances
 
 
 def _per_minute(

@@ -106,7 +106,9 @@ def requests_per_operation(
     request. Each second's expected counts, not draws: at a small scale a pattern of a few
     operations a second draws none in most seconds."""
     seconds = max(1, min(LAUNCH_S, math.ceil(seconds)))
-    settings = Settings(seed=seed, scale=scale, distribution=distribution, fluctuate=False)
+    settings = Settings(
+        seed=seed, scale=scale, distribution=distribution, fluctuate=False, heat=False
+    )
     return simulate(design, launch_profile(design, seconds), settings).requests_per_operation()
 
 
@@ -130,7 +132,7 @@ def throttled_at_scale(
 def check(design: Design, *, seed: int = 1, distribution: str = "zipf:0.99") -> CheckReport:
     """The design's launch through the model (see the module docstring); ``distribution``:
     the keys of generators that name none (a run's ``--distribution``)."""
-    settings = Settings(seed=seed, distribution=distribution)
+    settings = Settings(seed=seed, distribution=distribution, heat=False)
     return report_of(simulate(design, launch_profile(design), settings))
 
 

@@ -155,14 +155,25 @@ class Returning:
         back.relayout(old_starts, new_starts, shares)   # the partitions changed (a split)
         back.send(rows, landed, where)     # landed[s] executions in the second of rows[s]
         back.take(second)                  # the touches arriving this second, by partition
+
+    The engine takes each second in turn: a ring whose every row has been taken since its
+    last `send` is empty, and gives ``none`` without reading a row.
     """
 
     def __init__(self, seconds: int) -> None:
         self.seconds = seconds
         self.touches = np.zeros((seconds, 0))
+        self.live = 0
+        """Takes until every row has been emptied since the last `send` (0: the ring is
+        empty, and `take` gives ``none``)."""
+        self.none = np.zeros(0)
+        """No touches by partition: what an empty ring gives (never changed in place)."""
 
     def take(self, second: int) -> np.ndarray:
         """The touches arriving in ``second``, by partition (and none left there)."""
+        if not self.live:
+            return self.none
+        self.live -= 1
         row = second % self.seconds
         arriving: np.ndarray = self.touches[row].copy()
         self.touches[row] = 0.0
@@ -172,6 +183,7 @@ class Returning:
         """``landed[s]`` executions arrive in the second of ring row ``rows[s]`` (second
         ``t`` is row ``t % seconds``), each touching the partitions as ``where`` (touches per
         execution, by partition) says."""
+        self.live = self.seconds  # each row is taken once before the ring is empty again
         by_row = np.zeros(self.seconds)
         by_row[rows] = landed
         # One product over the whole ring: faster than adding to the rows picked out.
@@ -182,6 +194,7 @@ class Returning:
         split, never merge): each old partition's touches go to the new ones within it, in
         the lane's ``shares`` of them (the hot key's half of a split takes its retries), or
         evenly where the lane has none there."""
+        self.none = np.zeros(len(new))
         if self.touches.shape[1] == 0 or not len(old):
             self.touches = np.zeros((self.seconds, len(new)))
             return

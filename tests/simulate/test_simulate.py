@@ -300,3 +300,53 @@ def test_a_growing_item_admits_fewer_updates_as_a_run_at_its_scale_grows_it() ->
     (hottest,) = by_units["keys"]
     assert hottest["key"] == "GLOBAL_COUNTER" and type(hottest["count"]) is float
     assert hottest["count"] == pytest.approx(units + sum(map(sum, heat["read"]["units"])))
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.03])
+def test_one_count_is_rounded_as_an_array_of_one_is(scale: float) -> None:
+    # The engine rounds a single count (a second's arrivals, a lane's executions coming back
+    # elsewhere) without arrays: the same value and the same draw as the array rounding.
+    from loadgen.simulate.engine import _Draws
+
+    alone, in_array = _Draws(Settings(seed=7, scale=scale)), _Draws(Settings(seed=7, scale=scale))
+    for count in [0.0, 0.4, 1.0, 2.5, 17.25, 1234.5678, 1e6 + 0.3]:
+        (expected,) = in_array.executions(np.asarray([count]))
+        assert alone.execution(count) == expected
+    assert alone.random is not None and in_array.random is not None
+    assert alone.random.random() == in_array.random.random()  # each drew as many
+
+
+def test_a_simulation_without_its_heat_matrix_gives_every_other_answer_alike() -> None:
+    # check asks for no heat matrix (Settings.heat=False): what it reads must not move.
+    design = load_design(design_path("orders"), "hot-status")
+    profile = parse_profile(["750/s for 2m"])
+    full = simulate(design, profile, Settings())
+    bare = simulate(design, profile, Settings(heat=False))
+    assert bare.heat["lanes"] == [] and full.heat["lanes"]
+    assert bare.patterns == full.patterns
+    assert bare.reasons == full.reasons and bare.causes == full.causes
+    assert bare.limits == full.limits and bare.throttles == full.throttles
+    assert bare.final == full.final and bare.top_keys == full.top_keys
+    assert bare.requests == full.requests and bare.grown_units == full.grown_units
+
+
+@pytest.mark.parametrize("spec", ["uniform", "zipf:0.9", "latest:1.1", "hotspot:0.2:0.8"])
+def test_key_spaces_alike_but_for_their_seed_list_alike(spec: str) -> None:
+    # Lanes share one listing of key spaces that differ only by seed (Known.values_of): their
+    # seed moves their draws, not the chance of each value.
+    from loadgen.design.generators import KeySpace
+    from loadgen.simulate.demand import Known, _values
+
+    one, other = (
+        KeySpace(50_000, spec, seed=seed, scramble=False, named={"vip": 0.1}) for seed in (1, 2)
+    )
+    first, second = _values(one, False), _values(other, False)
+    assert first is not None and second is not None
+    assert first[0] == second[0] and first[2] == second[2]
+    assert first[1].tolist() == second[1].tolist()
+    known = Known()
+    assert known.values_of(one, False) is known.values_of(other, False)
+    # Scrambled, each its own order: listed apart (uniform has no order to scramble).
+    scrambled = KeySpace(50_000, spec, seed=1, scramble=True, named={"vip": 0.1})
+    if scrambled.distribution.scramble:
+        assert known.values_of(scrambled, False) is not known.values_of(one, False)
