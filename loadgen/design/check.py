@@ -346,6 +346,10 @@ class PartitionCount:
     read_units: float
     """Units/s asked at launch (the demand it is sized by)."""
     write_units: float
+    busiest_read_units: float | None = None
+    """The busiest partition's units/s over the launch, as the model served them; None where
+    a partition split during it."""
+    busiest_write_units: float | None = None
 
 
 @dataclass
@@ -521,11 +525,17 @@ class CheckReport:
                     "at_end": count.at_end,
                     "read_units_per_s": round(count.read_units, 3),
                     "write_units_per_s": round(count.write_units, 3),
+                    "busiest_read_units_per_s": _rounded(count.busiest_read_units),
+                    "busiest_write_units_per_s": _rounded(count.busiest_write_units),
                 }
                 for scope, count in self.partitions.items()
             },
             "stored_bytes": dict(self.stored_bytes),
         }
+
+
+def _rounded(units: float | None) -> float | None:
+    return None if units is None else round(units, 3)
 
 
 def _percent(share: float) -> str:

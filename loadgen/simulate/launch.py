@@ -588,12 +588,21 @@ def _partitions(
         read = asked.get((table, index, "read"), 0.0)
         write = asked.get((table, index, "write"), 0.0)
         size = float(stored.get(table, 0)) if index is None else 0.0
+        end = final[(table, index)]
+        busiest: list[float | None] = [None, None]
+        if len(end.partitions) == len(stats.partitions):  # none split: each ran the launch
+            seconds = max(1.0, float(result.profile.duration_s))
+            busiest = [
+                max(p.consumed_read_units for p in end.partitions) / seconds,
+                max(p.consumed_write_units for p in end.partitions) / seconds,
+            ]
         counts[scope_name(table, index)] = PartitionCount(
             partitions_for(read, write),
             partitions_for(0.0, 0.0, size),
             len(stats.partitions),
-            len(final[(table, index)].partitions),
+            len(end.partitions),
             read,
             write,
+            *busiest,
         )
     return counts

@@ -47,6 +47,7 @@ from loadgen.model.partitions import (
 from loadgen.model.sizing import (
     HEADROOM,
     RISK,
+    SPREAD,
     capacity_figure,
     fits,
     provisioned_figure,
@@ -147,6 +148,8 @@ class Sharded:
     """The key as check named it (its shards are ``key#0``..)."""
     moves: bool
     """Whether its template holds a time generator: each bucket's shards are placed anew."""
+    least: int = 2
+    """The shards the `RISK` rule gives it (`shards_for`): `SPREAD` times it at most."""
     limits: dict[str, int] = field(default_factory=dict)
     """Each Query's own Limit, by pattern id, which the shards share."""
 
@@ -362,17 +365,7 @@ class _Round:
         generators = {**self.data.get("generators", {}), **self.change.get("generators", {})}
         for name, key in self.remedy.sharded.items():
             count = int((generators.get(name) or {}).get("shard") or 0)
-            shard_keys = {f"{key.key}#{n}" for n in range(count)}
-            # A shard generator draws its shards alike: the busiest listed, times the count
-            # (check lists a lane's hottest keys only).
-            units = count * max(
-                (
-                    load.read if key.kind == "read" else load.write
-                    for load in self.report.keys
-                    if load.scope == key.scope and load.key in shard_keys
-                ),
-                default=0.0,
-            )
+            units = count * self._shard_units(key, count)
             partitions = self._partitions(key.table, key.index)
             if not count or not units or partitions is None:
                 continue
@@ -386,6 +379,7 @@ class _Round:
                 others=self._asked(key.scope, key.kind) - units,
                 most=self._most_partitions(key.table, key.index, key.kind),
             )
+            wanted, needed = self._busiest(key, count, wanted, needed, partitions)
             self._partitions_at_least(key.table, key.index, key.kind, needed, key.key)
             self._reads_fit(name, key, max(wanted, count), partitions)
             if wanted > count:
@@ -449,17 +443,59 @@ class _Round:
             math.ceil(units),
         )
 
+    def _shard_units(self, key: Sharded, count: int, kind: str | None = None) -> float:
+        """Units/s check asks of one of ``key``'s ``count`` shards: a shard generator draws
+        them alike, so the busiest listed (check lists a lane's hottest keys only)."""
+        kind = kind or key.kind
+        shard_keys = {f"{key.key}#{n}" for n in range(count)}
+        return max(
+            (
+                load.read if kind == "read" else load.write
+                for load in self.report.keys
+                if load.scope == key.scope and load.key in shard_keys
+            ),
+            default=0.0,
+        )
+
+    def _busiest(
+        self, key: Sharded, count: int, wanted: int, needed: int, partitions: int
+    ) -> tuple[int, int]:
+        """Shards and partitions, checked against the busiest partition the model served
+        over a launch that passes (its other keys as they fall, not at their mean share):
+        where it is past its ceiling over `HEADROOM`, the next count that `fits` where the
+        model places them, or, past `SPREAD` times the least count, twice the partitions.
+        Each round checks again."""
+        count_of = self.report.partitions.get(key.scope)
+        busiest = (
+            None
+            if count_of is None
+            else (
+                count_of.busiest_read_units if key.kind == "read" else count_of.busiest_write_units
+            )
+        )
+        serves = self._serves(key.scope, key.kind) or _CEILINGS[key.kind]
+        if (
+            self.report.failed  # the failing limits are remedied first
+            or busiest is None
+            or busiest <= serves / HEADROOM
+            or wanted > count
+            or needed > partitions
+        ):
+            return wanted, needed
+        units = count * self._shard_units(key, count)
+        others = self._asked(key.scope, key.kind) - units
+        for more in range(count + 1, SPREAD * key.least + 1):
+            if fits(more, units, key.kind, partitions, key.key, key.moves, serves, others):
+                return more, needed
+        return wanted, min(2 * partitions, self._most_partitions(key.table, key.index, key.kind))
+
     def _reads_fit(self, name: str, key: Sharded, shards: int, partitions: int) -> None:
         """A write-hot key's shards read over all of them: each shard takes every read, so
         where the busiest partition they make cannot serve them, more partitions (more
         shards would each be read again)."""
         if key.kind != "write":
             return
-        shard_keys = {f"{key.key}#{n}" for n in range(shards)}
-        each = max(
-            (k.read for k in self.report.keys if k.scope == key.scope and k.key in shard_keys),
-            default=0.0,
-        )
+        each = self._shard_units(key, shards, "read")
         if not each:
             return
         units, most = shards * each, self._most_partitions(key.table, key.index, "read")
@@ -539,7 +575,14 @@ class _Round:
                 limit.table, limit.index, limit.kind, limit.shard_partitions, limit.key
             )
         self.change.setdefault("generators", {})[name] = {"shard": wanted}
-        self.remedy.sharded[name] = Sharded(limit.table, limit.index, limit.kind, limit.key, moves)
+        self.remedy.sharded[name] = Sharded(
+            limit.table,
+            limit.index,
+            limit.kind,
+            limit.key,
+            moves,
+            least=shards_for(limit.key_units, limit.kind),
+        )
         readers: list[str] = []
         writers: list[str] = []
         for where, path, text in places:

@@ -129,6 +129,10 @@ def test_the_lobbys_shards_leave_each_partition_its_headroom_where_the_model_pla
     assert featured == pytest.approx(2_400, rel=0.05)
     others = (count.write_units - featured) / count.at_start
     # Five shards (the RISK rule's) put two on one partition beside the other keys' share:
-    # 960 + 450 of 1,000 write units/s; the remedy's fit with its headroom.
+    # 960 + 450 of 1,000 write units/s; the remedy's fit with its headroom, where the model
+    # places them.
     assert shards > shards_for(2_400, "write")
     assert max(on.values()) + others <= PARTITION_WRITE_UNITS / HEADROOM
+    # And as the model served them, the other keys where they fall: 859 at 13 shards.
+    assert count.busiest_write_units is not None
+    assert count.busiest_write_units <= PARTITION_WRITE_UNITS / HEADROOM
