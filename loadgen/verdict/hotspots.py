@@ -292,7 +292,8 @@ def key_finding(
 
 _PLACED = (
     ", and the busiest partition they fall on, beside the other keys' share, within its ceiling "
-    "(check's figure, as `loadgen check --remedy` writes it)"
+    "(check's figure; `loadgen check --remedy` checks the remedied launch again and adds "
+    "shards where the partitions the model serves need them)"
 )
 
 
