@@ -144,6 +144,9 @@ class LimitCheck:
     partitions the launch starts with, the other keys' share beside them)."""
     shard_partitions: int | None = None
     """The partitions those shards need (more than the launch starts with: more partitions)."""
+    key_moves: bool = False
+    """Whether ``key`` holds a time generator's value: its shards are placed anew each
+    bucket."""
 
     @property
     def scope(self) -> str:

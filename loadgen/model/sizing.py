@@ -23,7 +23,13 @@ from __future__ import annotations
 import math
 
 from loadgen.model.hashing import bucket_of
-from loadgen.model.partitions import MAX_PARTITIONS, PARTITION_READ_UNITS, PARTITION_WRITE_UNITS
+from loadgen.model.partitions import (
+    MAX_PARTITIONS,
+    ON_DEMAND_TABLE_QUOTA_UNITS,
+    PARTITION_READ_UNITS,
+    PARTITION_WRITE_UNITS,
+    partitions_for,
+)
 
 __all__ = [
     "HEADROOM",
@@ -35,6 +41,7 @@ __all__ = [
     "busiest",
     "capacity_figure",
     "fits",
+    "most_partitions",
     "provisioned_figure",
     "shard_plan",
     "shards_for",
@@ -81,6 +88,18 @@ def shards_for(units: float, kind: str) -> int:
     """Shards that keep each of a key's ``units``/s of ``kind`` (read, write) under `RISK` of
     a partition's ceiling: 2 at least (`shard_plan` places them)."""
     return max(2, math.ceil(units / (RISK * _CEILINGS[kind])))
+
+
+def most_partitions(read_units: float, write_units: float, kind: str) -> int:
+    """The partitions the model gives a table or index of these units/s with its ``kind``
+    side raised to the per-table quota: the most a remedy can give it.
+
+    >>> most_partitions(12_000, 4_000, "write")
+    44
+    """
+    sides = [read_units, write_units]
+    sides[0 if kind == "read" else 1] = ON_DEMAND_TABLE_QUOTA_UNITS
+    return partitions_for(*sides)
 
 
 def shard_plan(

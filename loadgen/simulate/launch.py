@@ -50,14 +50,13 @@ from loadgen.design.check import (
 from loadgen.design.loader import Design
 from loadgen.model.partitions import (
     EVENTUAL_READ_FACTOR,
-    ON_DEMAND_TABLE_QUOTA_UNITS,
     PARTITION_READ_UNITS,
     PARTITION_WRITE_UNITS,
     ThroughputStats,
     falls_behind,
     partitions_for,
 )
-from loadgen.model.sizing import shard_plan
+from loadgen.model.sizing import most_partitions, shard_plan
 from loadgen.model.throttling import throttle
 from loadgen.refusals import CONTENTION_RATE
 from loadgen.simulate.causes import LimitRecord
@@ -124,7 +123,7 @@ def throttled_at_scale(
     launch rates at ``scale``, each second's arrivals drawn as a run's come (`AT_SCALE_S` of
     them): at a small scale a partition's second holds few arrivals, which vary about their
     mean ``1/sqrt(scale)`` times as much as AWS's."""
-    settings = Settings(seed=seed, scale=scale, distribution=distribution)
+    settings = Settings(seed=seed, scale=scale, distribution=distribution, heat=False)
     result = simulate(design, launch_profile(design, AT_SCALE_S), settings)
     return {pattern.id: pattern.throttled_share for pattern in report_of(result).patterns}
 
@@ -372,6 +371,9 @@ def _limits(
             default=None,
         )
         key_units = 0.0 if hottest is None else (hottest.read if kind == "read" else hottest.write)
+        ceiling = _CEILINGS[kind]  # a partition's; any of its replicas serves eventual reads
+        if kind == "read" and (table, index) in eventual:
+            ceiling *= EVENTUAL_READ_FACTOR
         if not key_units:
             hottest = None  # no key repeats: each request's is new (ids, times)
         fills_in = None
@@ -390,9 +392,7 @@ def _limits(
                 demand = asked.get((table, index, kind), 0.0)
             steady = 0.0  # judged by when the buffer fills, not by what is asked
         elif cause == "partition":
-            serves = _CEILINGS[kind]
-            if kind == "read" and (table, index) in eventual:
-                serves *= EVENTUAL_READ_FACTOR  # any of the partition's replicas serves them
+            serves = ceiling
             # With no key known, the keyspace's demand spread evenly over its partitions.
             spread = asked.get((table, index, kind), 0.0) / max(1, len(stats.partitions))
             steady = key_units or spread
@@ -436,19 +436,20 @@ def _limits(
             if p.id in failing and index is not None and p.index != index and kind == "write"
         ]
         plan: tuple[int | None, int | None] = (None, None)
+        moves = hottest is not None and (scope, hottest.key) in moving
         if hottest is not None and cause in ("partition", "buffer") and failing:
-            quota = [stats.read_capacity, stats.write_capacity]
-            quota[_KINDS.index(kind)] = ON_DEMAND_TABLE_QUOTA_UNITS
             plan = shard_plan(
                 key_units,
                 kind,
                 len(stats.partitions),
                 key=hottest.key,
-                moves=(scope, hottest.key) in moving,
-                serves=_CEILINGS[kind]
-                * (EVENTUAL_READ_FACTOR if kind == "read" and (table, index) in eventual else 1),
+                moves=moves,
+                serves=ceiling,
                 others=max(0.0, asked.get((table, index, kind), 0.0) - key_units),
-                most=max(len(stats.partitions), partitions_for(*quota)),
+                most=max(
+                    len(stats.partitions),
+                    most_partitions(stats.read_capacity, stats.write_capacity, kind),
+                ),
             )
         limits.append(
             LimitCheck(
@@ -469,6 +470,7 @@ def _limits(
                 tuple(pushed),
                 fills_in,
                 *plan,
+                moves,
             )
         )
     # Table by table as the file lists them, each index after its table; writes first.

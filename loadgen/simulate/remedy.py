@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loadgen.design.check import FAIL, CheckReport, LimitCheck
+from loadgen.design.check import FAIL, CheckReport, LimitCheck, scope_name
 from loadgen.design.loader import Design, design_of, variant_source
 from loadgen.design.variants import compose_changes, variant_data
 from loadgen.model.partitions import (
@@ -50,6 +50,7 @@ from loadgen.model.sizing import (
     SPREAD,
     capacity_figure,
     fits,
+    most_partitions,
     provisioned_figure,
     shard_plan,
     shards_for,
@@ -155,7 +156,7 @@ class Sharded:
 
     @property
     def scope(self) -> str:
-        return self.table if self.index is None else f"{self.table}/{self.index}"
+        return scope_name(self.table, self.index)
 
 
 def _slot(limit: LimitCheck) -> tuple[str, str | None, str, str]:
@@ -338,7 +339,7 @@ class _Round:
     # -- shards ---------------------------------------------------------------------------
 
     def _partitions(self, table: str, index: str | None) -> int | None:
-        count = self.report.partitions.get(table if index is None else f"{table}/{index}")
+        count = self.report.partitions.get(scope_name(table, index))
         return None if count is None else count.at_start
 
     def _asked(self, scope: str, kind: str) -> float:
@@ -417,8 +418,7 @@ class _Round:
     def _most_partitions(self, table: str, index: str | None, kind: str) -> int:
         """The partitions the model gives a table or index at the per-table quota."""
         _, _, have = self._throughput(table, index)
-        have[0 if kind == "read" else 1] = ON_DEMAND_TABLE_QUOTA_UNITS
-        return partitions_for(*have)
+        return most_partitions(have[0], have[1], kind)
 
     def _partitions_at_least(
         self, table: str, index: str | None, kind: str, partitions: int, key: str
@@ -433,7 +433,7 @@ class _Round:
         while partitions_for(*[units if n == side else have[n] for n in (0, 1)]) < partitions:
             units += 100.0
         figure = self._raise_on(table, index, group, names[side], math.ceil(units))
-        scope = table if index is None else f"{table}/{index}"
+        scope = scope_name(table, index)
         self._say_figure(
             f"{'index' if index else 'table'} {scope}: {group} {names[side]} {figure:,} "
             f"(more partitions: {partitions}, so that the shards of {key} and the other keys "
@@ -466,13 +466,7 @@ class _Round:
         model places them, or, past `SPREAD` times the least count, twice the partitions.
         Each round checks again."""
         count_of = self.report.partitions.get(key.scope)
-        busiest = (
-            None
-            if count_of is None
-            else (
-                count_of.busiest_read_units if key.kind == "read" else count_of.busiest_write_units
-            )
-        )
+        busiest = getattr(count_of, f"busiest_{key.kind}_units", None)
         serves = self._serves(key.scope, key.kind) or _CEILINGS[key.kind]
         if (
             self.report.failed  # the failing limits are remedied first
@@ -549,11 +543,6 @@ class _Round:
             return
         template = places[0][2]
         sharded = _shard_generator(template, generators)
-        moves = any(
-            "time" in (generators.get(part[1:-1].split(":", 1)[0]) or {})
-            for text in {text for _, _, text in places}
-            for part in _FIELD.findall(text)
-        )  # placed anew each bucket, as check placed it
         if sharded is not None:  # sharded already: more shards
             name, count = sharded
             shards = max(count + 1, shards_for(count * limit.key_units, limit.kind))
@@ -580,7 +569,7 @@ class _Round:
             limit.index,
             limit.kind,
             limit.key,
-            moves,
+            limit.key_moves,
             least=shards_for(limit.key_units, limit.kind),
         )
         readers: list[str] = []
