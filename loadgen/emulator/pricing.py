@@ -23,6 +23,7 @@ from loadgen.model.capacity import (
     item_size,
     key_value,
 )
+from loadgen.model.itemsize import SizedItem
 from loadgen.model.schema import TableSchema
 from loadgen.model.update_expression import apply_update
 
@@ -86,8 +87,7 @@ class ItemShadow:
         if stored is None:
             return None
         self._items.move_to_end((table, key))
-        item: Item = json.loads(stored[0])
-        return item
+        return SizedItem(json.loads(stored[0]), stored[1])
 
     def put(self, table: str, key: tuple[KeyValue, ...] | None, item: Item | None) -> None:
         """Remember ``item`` as stored under ``key`` (None: it is gone)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from loadgen.errors import ConfigError
 
-__all__ = ["Item", "KeyValue", "item_size", "key_value", "value_size"]
+__all__ = ["Item", "KeyValue", "SizedItem", "item_size", "key_value", "value_size"]
 
 Item = Mapping[str, Any]
 """An item in DynamoDB JSON: attribute name to ``{"S": ...}``, ``{"N": ...}``, ..."""
@@ -34,7 +34,42 @@ _DECIMALS = Context(prec=50)
 
 def item_size(item: Item) -> int:
     """Bytes DynamoDB counts for an item: UTF-8 attribute names plus their values."""
+    if type(item) is SizedItem:
+        return item.size
     return sum(len(name.encode("utf-8")) + value_size(value) for name, value in item.items())
+
+
+class SizedItem(dict[str, Any]):
+    """An item whose size is counted once, for `item_size` to answer from: the emulator's
+    stored items, sized at every request that touches them (an item of a thousand counters
+    takes a thousand values to size). Never changed in place; ``derived`` sizes a copy changed
+    in a few attributes by those alone.
+
+        >>> stored = SizedItem({"pk": {"S": "a"}, "n": {"N": "1"}})
+        >>> stored.size, SizedItem.derived(stored, {**stored, "n": {"N": "123"}}).size
+        (6, 7)
+    """
+
+    __slots__ = ("size",)
+
+    def __init__(self, item: Item, size: int | None = None) -> None:
+        super().__init__(item)
+        self.size: int = item_size(item) if size is None else size
+
+    @classmethod
+    def derived(cls, before: SizedItem, after: Item) -> SizedItem:
+        """``after`` sized from ``before``: the attributes whose values are not ``before``'s
+        own objects (a copy shares those it did not change) are counted again."""
+        size = before.size
+        for name, value in after.items():
+            old = before.get(name)
+            if old is not value:
+                size += value_size(value) - (value_size(old) if old is not None else 0)
+                size += 0 if old is not None else len(name.encode("utf-8"))
+        for name, old in before.items():
+            if name not in after:
+                size -= len(name.encode("utf-8")) + value_size(old)
+        return cls(after, size)
 
 
 def value_size(value: Mapping[str, Any]) -> int:
@@ -71,7 +106,25 @@ def value_size(value: Mapping[str, Any]) -> int:
     raise ConfigError(f"unknown attribute value type {tag!r}")
 
 
+_NUMBER_SIZES: dict[str, int] = {}
+"""Sizes of numbers seen, by their text: an item of a thousand counters is sized at every
+write to it, and its numbers' texts repeat."""
+_NUMBER_SIZES_KEPT = 1 << 16
+
+
 def _number_size(text: str) -> int:
+    if type(text) is not str:
+        return _count_number_size(text)
+    size = _NUMBER_SIZES.get(text)
+    if size is None:
+        size = _count_number_size(text)
+        if len(_NUMBER_SIZES) >= _NUMBER_SIZES_KEPT:
+            _NUMBER_SIZES.clear()
+        _NUMBER_SIZES[text] = size
+    return size
+
+
+def _count_number_size(text: str) -> int:
     # DynamoDB stores a number as a base-100 mantissa (two decimal digits a byte, aligned on
     # the decimal point) after an exponent byte; negatives carry one more byte. So "120" is
     # 1|20 (3 bytes) while "1200" is 12|00 (2 bytes). DynamoDB Local agrees digit for digit.

@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any
 
 from loadgen.model.capacity import Item
+from loadgen.model.itemsize import SizedItem
 
 __all__ = ["apply_update", "apply_update_exactly"]
 
@@ -52,6 +53,8 @@ def apply_update(
             _legacy_update(item, name, update)
     except (_Unsupported, KeyError, TypeError, ValueError, InvalidOperation, IndexError):
         return None
+    if isinstance(before, SizedItem):
+        return SizedItem.derived(before, item)
     return item
 
 

@@ -20,6 +20,7 @@ from loadgen.emulator.wire import (
     transaction_canceled,
 )
 from loadgen.model.capacity import item_size
+from loadgen.model.itemsize import SizedItem
 from loadgen.model.update_expression import apply_update
 
 KEY = {"pk": {"S": "a"}}
@@ -133,6 +134,37 @@ def test_an_update_the_size_of_which_is_known_prices_exactly() -> None:
     assert item_size(item) == 2 + 1 + 1 + 2000
 
 
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "SET #s = :s",
+        "SET #n = #n + :one",
+        "SET #g = :s",
+        "SET #s = #n",
+        "ADD #tags :t",
+        "DELETE #tags :t",
+        "REMOVE #l",
+        "REMOVE #n SET #g = :s",
+        "SET #l = list_append(#l, :l)",
+    ],
+)
+def test_a_stored_item_updated_is_sized_as_if_counted_whole(expression: str) -> None:
+    # The emulator's stored items carry their size; an update counts only what it changed.
+    before = {
+        "pk": {"S": "a"},
+        "n": {"N": "99"},
+        "s": {"S": "open"},
+        "l": {"L": [{"N": "1"}]},
+        "tags": {"SS": ["x", "z"]},
+        **{f"c{i}": {"N": str(i * 7)} for i in range(50)},
+    }
+    values = {"s": {"S": "closed, at length"}, "one": {"N": "1"}, "t": {"SS": ["x", "y"]}}
+    values["l"] = {"L": [{"S": "more"}]}
+    used = {k: v for k, v in values.items() if f":{k}" in expression}
+    plain, sized = update(before, expression, **used), update(SizedItem(before), expression, **used)
+    assert type(sized) is SizedItem and sized == plain
+    assert item_size(sized) == sum(item_size({k: v}) for k, v in plain.items())
 def test_shadow_forgets_least_recent_first() -> None:
     shadow = ItemShadow(2)
     for key in "abc":
