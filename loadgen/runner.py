@@ -780,12 +780,15 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
     from loadgen.simulate.launch import requests_per_operation
 
     floor = max(AUTO_SCALES[-1], smallest_faithful_scale(largest))
+    policy = _retry_policy(config)
     config.requests_per_operation = ratio = requests_per_operation(
         _at_launch(design, config),
         config.duration_s(),
         floor,
         seed=config.seed,
         distribution=config.distribution,
+        attempts=policy.attempts,
+        retry_mode="legacy" if policy.mode == "legacy" else "standard",
     )
     if ratio > 1.0 + 1e-6:
         launch = config.launch_rate() or 0.0
@@ -797,6 +800,20 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
             file=sys.stderr,
             flush=True,
         )
+
+
+def _retry_policy(config: RunConfig) -> Any:
+    """The SDK retry policy the run's clients take (``--retry-mode``, ``--max-attempts``
+    among the flags that go to the workload), as `loadgen.workload.options` reads them."""
+    import argparse
+
+    from loadgen.client.base import RetryPolicy
+
+    flags = argparse.ArgumentParser(add_help=False)
+    flags.add_argument("--retry-mode", dest="mode")
+    flags.add_argument("--max-attempts", type=int)
+    known, _ = flags.parse_known_args(config.locust_args)
+    return RetryPolicy(**{name: v for name, v in vars(known).items() if v is not None})
 
 
 def _launch_requests(config: RunConfig) -> float | None:

@@ -13,7 +13,7 @@ times cheaper per call). This module imports neither; `loadgen.client.make_clien
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -37,6 +37,7 @@ __all__ = [
     "Refusal",
     "RetryPolicy",
     "cancellation_codes",
+    "first_answer",
     "intended_start",
     "is_throttle",
     "refusals_of",
@@ -59,24 +60,39 @@ CLIENTS = ("boto3", "fast")
 # `time.perf_counter` value), until its first call has read it. gevent gives every greenlet
 # its own context, so operations running side by side never see each other's.
 _INTENDED_START: ContextVar[float | None] = ContextVar("loadgen_intended_start", default=None)
+# Told once when the operation's first attempt has its answer, whatever it says.
+_ON_ANSWER: ContextVar[Callable[[], None] | None] = ContextVar("loadgen_on_answer", default=None)
 
 
 @contextmanager
-def intended_start(perf_time: float) -> Iterator[None]:
-    """Time the first call made inside from ``perf_time``, when it was meant to start.
+def intended_start(perf_time: float, on_answer: Callable[[], None] | None = None) -> Iterator[None]:
+    """Time the first call made inside from ``perf_time``, when it was meant to start, and
+    call ``on_answer`` once its first attempt is answered (throttled or not: the SDK's
+    retries after it are the design's load, not the arrival's delivery).
 
     The open model (`loadgen.workload.arrivals`) schedules each operation for a moment: a
     call sent late, behind a stalled target or a busy generator, is reported with the delay
     included (no coordinated omission), its service time kept beside it in the context.
 
-        with intended_start(arrival):
+        with intended_start(arrival, on_answer=lambda: ledger.answer(...)):
             user.increment()
     """
     token = _INTENDED_START.set(perf_time)
+    told = _ON_ANSWER.set(on_answer)
     try:
         yield
     finally:
+        _ON_ANSWER.reset(told)
         _INTENDED_START.reset(token)
+
+
+def first_answer() -> None:
+    """The running operation's first attempt has its answer: tell `intended_start`'s
+    ``on_answer``, once (a client calls this after every attempt it makes)."""
+    on_answer = _ON_ANSWER.get()
+    if on_answer is not None:
+        _ON_ANSWER.set(None)
+        on_answer()
 
 
 _MULTI_TABLE_OPERATIONS = frozenset(
@@ -103,6 +119,15 @@ class RetryPolicy:
             )
         if self.max_attempts is not None and self.max_attempts < 1:
             raise ConfigError(f"max attempts must be >= 1 (got {self.max_attempts})")
+
+    @property
+    def attempts(self) -> int:
+        """Attempts per call in all: the mode's default where none was given."""
+        if self.mode == "none":
+            return 1
+        if self.max_attempts is not None:
+            return self.max_attempts
+        return 10 if self.mode == "legacy" else 3
 
     def botocore_config(self) -> botocore.config.Config:
         if self.mode == "none":

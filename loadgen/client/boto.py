@@ -16,6 +16,7 @@ from loadgen.client.base import (
     Outcome,
     Refusal,
     RetryPolicy,
+    first_answer,
     is_throttle,
     refusals_of,
 )
@@ -81,6 +82,7 @@ class DynamoClient(BaseDynamoClient):
         self._attempts.attempts = attempts
         if response is None:
             return
+        first_answer()
         parsed = response[1]
         if is_throttle(parsed):
             self._attempts.throttled += 1

@@ -58,6 +58,7 @@ from loadgen.client.base import (
     Outcome,
     Refusal,
     RetryPolicy,
+    first_answer,
     is_throttle,
     refusals_of,
 )
@@ -182,6 +183,8 @@ class FastDynamoClient(BaseDynamoClient):
             attempts += 1
             strategy.before_attempt()
             attempt, parsed, error, cause = self._attempt(target, body)
+            if attempt.status is not None:
+                first_answer()
             if error is not None and error.response is not None and is_throttle(error.response):
                 throttled += 1
                 first_throttled = first_throttled or attempts == 1

@@ -55,6 +55,7 @@ from loadgen.simulate.profile import Profile
 from loadgen.simulate.retries import (
     NO_RETRY_INCREMENT,
     RETRY_COST,
+    RETRY_MODES,
     RETRY_QUOTA,
     STANDARD_ATTEMPTS,
     Returning,
@@ -109,6 +110,9 @@ class Settings:
     """Key distribution of generators that name none (the workloads' default)."""
     attempts: int = STANDARD_ATTEMPTS
     """Attempts per request: standard mode's 3; 1 turns retries off; legacy mode's 10."""
+    retry_mode: str = "standard"
+    """How the SDK waits between attempts and whether a quota bounds its retries
+    (`loadgen.simulate.retries.RETRY_MODES`): a run's ``--retry-mode``."""
     start: float = 1_800_000_000.0
     """Unix time of the first simulated second (time generators' clock)."""
     auto_scaling: bool = False
@@ -151,6 +155,11 @@ class Settings:
             raise ConfigError(f"attempts must be 1 to 20 (got {self.attempts!r})")
         if self.clients < 1:
             raise ConfigError(f"clients must be at least 1 (got {self.clients!r})")
+        if self.retry_mode not in RETRY_MODES:
+            raise ConfigError(
+                f"retry mode {self.retry_mode!r} is not modelled (expected one of: "
+                f"{', '.join(RETRY_MODES)})"
+            )
 
 
 @dataclass
@@ -531,7 +540,8 @@ def simulate(
     top: dict[tuple[str, str | None], dict[str, tuple[float, float]]] = {}
     lane_executions = np.zeros(len(lane_list))
     # Attempts arriving in a later second, by number, by pattern: second s at row s % ahead.
-    seconds_ahead = horizon(attempts)
+    mode = settings.retry_mode
+    seconds_ahead = horizon(attempts, mode)
     pending = np.zeros((seconds_ahead, attempts, n_patterns))
     # Each lane's retried attempts, by partition, on their way back (`Returning`).
     returning = [Returning(seconds_ahead) for _ in lane_list]
@@ -552,6 +562,8 @@ def simulate(
     heat = _Heat(heat_lanes, lane_list, scopes)
     # A run at a scale counts its quota's tokens in its own requests: 1/scale of AWS's.
     quota = tokens = RETRY_QUOTA * settings.clients / settings.scale
+    if mode == "legacy":
+        quota = tokens = math.inf  # the legacy mode has no retry quota
     draws = _Draws(settings)
     rates = profile.array()
     # A GSI's writes first: its buffer's room this second decides its table's writes.
@@ -714,7 +726,9 @@ def simulate(
                     late[group, i] = float(at @ partition_refused) / refused_touches
                     at *= touch_counts[number] / refused_touches
                     refused_at[(group, i)] = (number, at)
-            came = _retries(cohorts, refused, late[group_of_attempt], tokens, quota, retryable)
+            came = _retries(
+                cohorts, refused, late[group_of_attempt], tokens, quota, retryable, mode
+            )
             tokens = came.tokens
             rows = ahead[row]
             split = seconds_ahead - 1 - row  # the rows after this second's, then from 0
@@ -855,6 +869,7 @@ def _retries(
     tokens: float,
     quota: float,
     retryable: np.ndarray,
+    mode: str = "standard",
 ) -> _Retried:
     """What this second's throttles bring (see `_Retried`).
 
@@ -863,15 +878,16 @@ def _retries(
 
     ``cohorts[k]`` are this second's attempts number ``k + 1`` per pattern, of which
     ``refused[k]`` was throttled, in the last ``late[k]`` of the second (the refused share of
-    the partitions that refused them); their retries wait as the standard mode waits
+    the partitions that refused them); their retries wait as ``mode`` waits
     (`loadgen.simulate.retries.landed`). A success at the first attempt gives a token back,
-    a retry that succeeds its 5; a retry takes 5, and none is made on an empty quota. Within
-    a second refunds and retries interleave: the cap binds on what is left.
+    a retry that succeeds its 5; a retry takes 5, and none is made on an empty quota (the
+    legacy mode has none). Within a second refunds and retries interleave: the cap binds on
+    what is left.
     """
     attempts, n_patterns = cohorts.shape
     admitted = cohorts * (1.0 - refused)
     tokens += float(admitted[0].sum()) * NO_RETRY_INCREMENT + float(admitted[1:].sum()) * RETRY_COST
-    seconds = horizon(attempts)
+    seconds = horizon(attempts, mode)
     if not refused.any():  # nothing throttled: no retry, none out of attempts, none asked
         return _Retried(
             np.zeros((2, n_patterns)),
@@ -898,7 +914,7 @@ def _retries(
         for i, wanting in enumerate(row):
             if not wanting:
                 continue
-            waits = landed(late_rows[k][i], k, attempts)
+            waits = landed(late_rows[k][i], k, attempts, mode)
             again[group, i] += wanting * waits.again
             lands[i] += wanting * waits.lands
             by_group[i, group] += wanting * waits.by_second

@@ -62,6 +62,7 @@ from loadgen.refusals import CONTENTION_RATE
 from loadgen.simulate.causes import LimitRecord
 from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult, simulate
 from loadgen.simulate.profile import Profile, constant
+from loadgen.simulate.retries import STANDARD_ATTEMPTS
 
 __all__ = [
     "LAUNCH_S",
@@ -97,17 +98,22 @@ def requests_per_operation(
     *,
     seed: int = 1,
     distribution: str = "zipf:0.99",
+    attempts: int = STANDARD_ATTEMPTS,
+    retry_mode: str = "standard",
 ) -> float:
     """Requests a run of the file's launch rates for ``seconds`` at ``scale`` sends per
     operation: the SDK's retries of its throttled attempts included, as the model throttles
-    and retries them (`SimulationResult.requests_per_operation`; one client's retry quota,
-    counted in the run's own requests). 1.0 where nothing throttles and each operation is one
-    request. Each second's expected counts, not draws: at a small scale a pattern of a few
-    operations a second draws none in most seconds."""
+    and retries them in ``retry_mode`` up to ``attempts``
+    (`SimulationResult.requests_per_operation`; the standard mode's one client's retry quota
+    counted in the run's own requests). 1.0
+    where nothing throttles and each operation is one request. Each second's expected
+    counts, not draws: at a small scale a pattern of a few operations a second draws none in
+    most seconds."""
     seconds = max(1, min(LAUNCH_S, math.ceil(seconds)))
     settings = Settings(
-        seed=seed, scale=scale, distribution=distribution, fluctuate=False, heat=False
-    )
+        seed=seed, scale=scale, distribution=distribution, fluctuate=False, heat=False,
+        attempts=attempts, retry_mode=retry_mode,
+    )  # fmt: skip
     return simulate(design, launch_profile(design, seconds), settings).requests_per_operation()
 
 

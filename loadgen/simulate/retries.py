@@ -8,6 +8,10 @@ bucket is empty), so a retry may come back in the same second, where the same ke
 still empty and it is throttled again, in the next second, or in the one after.
 `landing` gives, for a request throttled at one attempt, when its later attempts come.
 
+botocore's legacy mode, its default, waits ``0.05 * 2 ** (n - 1)`` seconds for DynamoDB,
+without jitter, up to 10 attempts, with no quota (``data/_retry.json``): its first four
+retries come back within 0.75 s, most of them within the second that refused them.
+
 A retry is the same request: the same key, so the same partition, which throttles it again
 as likely as it throttles that partition's other requests. `Returning` carries a lane's
 retried attempts back to the partitions that refused them.
@@ -26,9 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "LEGACY_ATTEMPTS",
+    "LEGACY_BASE_S",
     "MAX_BACKOFF_S",
     "NO_RETRY_INCREMENT",
     "RETRY_COST",
+    "RETRY_MODES",
     "RETRY_QUOTA",
     "STANDARD_ATTEMPTS",
     "Landed",
@@ -51,14 +58,25 @@ NO_RETRY_INCREMENT = 1.0
 """Tokens a request that succeeds at its first attempt gives back."""
 MAX_BACKOFF_S = 20.0
 """The standard mode's longest wait before a retry."""
+# botocore/data/_retry.json: retry.dynamodb.__default__ (base 0.05, growth factor 2)
+LEGACY_BASE_S = 0.05
+"""The legacy mode's first wait for DynamoDB, doubled at each retry, without jitter."""
+LEGACY_ATTEMPTS = 10
+"""Attempts per request in botocore's legacy mode for DynamoDB."""
+RETRY_MODES = ("standard", "legacy")
+"""How the simulated SDK retries: ``standard`` (jittered waits, a retry quota; the other
+SDKs' default) or ``legacy`` (botocore's default: fixed waits, no quota)."""
 _STEPS = 16
 """Points per second of the grid the waits are spread on."""
 _LEVELS = 32
 """A second's refused share is rounded to this many levels (the landings are cached)."""
 
 
-def _backoff_s(attempt: int) -> float:
-    """Longest wait after attempt number ``attempt + 1`` (``attempt`` counts from 0)."""
+def _backoff_s(attempt: int, mode: str = "standard") -> float:
+    """Longest wait after attempt number ``attempt + 1`` (``attempt`` counts from 0); in the
+    legacy mode the wait itself, which has no jitter."""
+    if mode == "legacy":
+        return LEGACY_BASE_S * 2.0**attempt
     return min(2.0**attempt, MAX_BACKOFF_S)
 
 
@@ -70,15 +88,32 @@ def sdk_retries(operation: str) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def horizon(attempts: int) -> int:
+def horizon(attempts: int, mode: str = "standard") -> int:
     """Seconds ahead a retry can land, counting the current one."""
-    return 2 + math.ceil(max((_backoff_s(a) for a in range(attempts - 1)), default=0.0))
+    return 2 + math.ceil(max((_backoff_s(a, mode) for a in range(attempts - 1)), default=0.0))
+
+
+def _wait(attempt: int, mode: str) -> np.ndarray:
+    """The wait after attempt number ``attempt + 1``, as weights over grid steps from 0."""
+    if mode == "legacy":  # a fixed wait: its two grid steps, shared by nearness
+        steps = _backoff_s(attempt, mode) * _STEPS
+        whole = int(steps)
+        kernel = np.zeros(whole + 2)
+        kernel[whole], kernel[whole + 1] = whole + 1 - steps, steps - whole
+        return kernel
+    width = max(1, round(_backoff_s(attempt) * _STEPS))
+    # A wait of 0 to `width` grid steps: half weights at both ends centre it.
+    kernel = np.full(width + 1, 1.0 / width)
+    kernel[[0, -1]] /= 2
+    return kernel
 
 
 @functools.lru_cache(maxsize=4096)
-def _landing(level: int, attempt: int, attempts: int) -> tuple[np.ndarray, np.ndarray, float]:
+def _landing(
+    level: int, attempt: int, attempts: int, mode: str = "standard"
+) -> tuple[np.ndarray, np.ndarray, float]:
     refused = level / _LEVELS
-    seconds = horizon(attempts)
+    seconds = horizon(attempts, mode)
     # Where in the second the throttles fall: evenly over its last `refused` share.
     first = 1.0 - refused
     edges = np.arange(_STEPS + 1) / _STEPS
@@ -88,11 +123,7 @@ def _landing(level: int, attempt: int, attempts: int) -> tuple[np.ndarray, np.nd
     lands = np.zeros((seconds, attempts))
     spent = 0.0
     for a in range(attempt, attempts - 1):
-        width = max(1, round(_backoff_s(a) * _STEPS))
-        # A wait of 0 to `width` grid steps: half weights at both ends centre it.
-        kernel = np.full(width + 1, 1.0 / width)
-        kernel[[0, -1]] /= 2
-        moved = np.convolve(mass, kernel)
+        moved = np.convolve(mass, _wait(a, mode))
         spent += float(mass.sum())  # each one of these retries
         later = moved[_STEPS:]
         padded = np.zeros((seconds - 1) * _STEPS)
@@ -103,9 +134,11 @@ def _landing(level: int, attempt: int, attempts: int) -> tuple[np.ndarray, np.nd
     return same, lands, spent
 
 
-def landing(refused: float, attempt: int, attempts: int) -> tuple[np.ndarray, np.ndarray, float]:
+def landing(
+    refused: float, attempt: int, attempts: int, mode: str = "standard"
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Where the later attempts of one request throttled at attempt ``attempt`` (from 0) go,
-    when the second refused ``refused`` of its demand.
+    when the second refused ``refused`` of its demand, retried in ``mode`` (`RETRY_MODES`).
 
     Returns ``(same, lands, retries)``: ``same[k]``, attempts number ``k`` (from 0) that come
     back within this second and are throttled again (the key's bucket is empty until the next
@@ -113,7 +146,7 @@ def landing(refused: float, attempt: int, attempts: int) -> tuple[np.ndarray, np
     the retries made in all (each takes the quota's tokens). What is left of one request,
     ``1 - lands.sum()``, ran out of attempts within the second.
     """
-    return _landing(_level(refused), attempt, attempts)
+    return _landing(_level(refused), attempt, attempts, mode)
 
 
 @dataclass(frozen=True)
@@ -131,9 +164,9 @@ class Landed:
     retries: float
 
 
-def landed(refused: float, attempt: int, attempts: int) -> Landed:
+def landed(refused: float, attempt: int, attempts: int, mode: str = "standard") -> Landed:
     """`landing` of a request throttled at attempt ``attempt``, with its sums."""
-    return _landed(_level(refused), attempt, attempts)
+    return _landed(_level(refused), attempt, attempts, mode)
 
 
 def _level(refused: float) -> int:
@@ -141,8 +174,8 @@ def _level(refused: float) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def _landed(level: int, attempt: int, attempts: int) -> Landed:
-    same, lands, retries = _landing(level, attempt, attempts)
+def _landed(level: int, attempt: int, attempts: int, mode: str) -> Landed:
+    same, lands, retries = _landing(level, attempt, attempts, mode)
     by_second = lands.sum(axis=1)
     return Landed(float(same.sum()), lands, by_second, float(by_second.sum()), retries)
 

@@ -311,7 +311,9 @@ def _delivered(
     asked = float(pattern.get("rate") or 0.0)
     arrivals = offered.get(pattern["id"])
     if arrivals is not None and arrivals.get("offered"):
-        return asked * min(1.0, float(arrivals["achieved"]) / float(arrivals["offered"]))
+        # Answered: an arrival the SDK is still retrying reached the target on time.
+        got = arrivals.get("answered", arrivals["achieved"])
+        return asked * min(1.0, float(got) / float(arrivals["offered"]))
     if load:
         return 0.0 if asked else None  # a rate run that offered the pattern nothing
     if row is None:

@@ -12,8 +12,9 @@ run one per worker (``-u`` the number of workers), and each offers its share of 
 (1 / the users of the run) with its share of ``--max-in-flight``. An arrival runs at once
 on a free slot (a workload user instance of its own, in its own greenlet) or, when every
 slot is busy, is counted as dropped, never delayed. A call's latency counts from the
-arrival's intended start (`loadgen.client.base.intended_start`). Offered, achieved and
-dropped go to the run's `loadgen.heat.load.LoadLedger`.
+arrival's intended start (`loadgen.client.base.intended_start`), which also tells when its
+first attempt was answered. Offered, answered, achieved and dropped go to the run's
+`loadgen.heat.load.LoadLedger`.
 """
 
 from __future__ import annotations
@@ -346,8 +347,16 @@ class ArrivalDriver:
         from locust.exception import RescheduleTask, StopUser
 
         start = time.perf_counter()
+        answered = False
+
+        def answer() -> None:
+            nonlocal answered
+            answered = True
+            now = time.perf_counter()
+            self.ledger.answer(operation, int(now + wall_offset), (now - start) * 1000.0)
+
         try:
-            with intended_start(intended):
+            with intended_start(intended, on_answer=answer):
                 self.perform(worker, operation)
         except GreenletExit:
             self.in_flight -= 1  # stopped by the end of the run: not achieved
@@ -356,6 +365,8 @@ class ArrivalDriver:
             pass  # a failed call, already reported as a request event
         except Exception as e:
             (self.on_error or _log_error)(worker, e)
+        if not answered:  # no client told of a first answer (a transport error, no call)
+            answer()
         end = time.perf_counter()
         self.in_flight -= 1
         self.idle.append(worker)

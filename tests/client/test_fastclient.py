@@ -11,6 +11,7 @@ server on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import time
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -21,6 +22,7 @@ import pytest
 from locust.event import Events
 
 from loadgen.client import BaseDynamoClient, DynamoDBError, RetryPolicy, make_client, retries
+from loadgen.client.base import intended_start
 from loadgen.client.fast import FastDynamoClient, parse_error, transport_error_name
 from loadgen.emulator.backends import MotoBackend
 from loadgen.emulator.server import Emulator, EmulatorServer
@@ -438,6 +440,22 @@ def test_errors_parse_and_retry_as_botocore(scripted, status, body, code, mode) 
         )
     assert outcome["fast"] == outcome["boto3"]
     assert outcome["fast"][0] == code
+
+
+@pytest.mark.parametrize("kind", CLIENTS)
+def test_the_first_answer_is_told_once_while_the_sdk_retries(scripted, kind) -> None:
+    # The open model counts an arrival delivered at its first attempt's answer; the SDK's
+    # retries of a throttle are the design's load, told by the call's attempts.
+    url, script = scripted
+    throttle = b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"t"}'
+    script.answers = [(400, throttle, {}), (400, throttle, {}), (200, b"{}", {})]
+    client = make_client(kind, FakeEnvironment(), endpoint_url=url, retry=RetryPolicy("legacy"))
+    told: list[int] = []
+    with intended_start(time.perf_counter(), on_answer=lambda: told.append(len(script.requests))):
+        put(client)
+        put(client)
+    assert told == [1]  # after the first attempt of the first call, once
+    assert len(script.requests) == 4
 
 
 def test_parse_error_matches_botocore_on_odd_codes() -> None:

@@ -134,7 +134,6 @@ def test_an_update_the_size_of_which_is_known_prices_exactly() -> None:
     assert item_size(item) == 2 + 1 + 1 + 2000
 
 
-
 @pytest.mark.parametrize(
     "expression",
     [
@@ -165,6 +164,8 @@ def test_a_stored_item_updated_is_sized_as_if_counted_whole(expression: str) -> 
     plain, sized = update(before, expression, **used), update(SizedItem(before), expression, **used)
     assert type(sized) is SizedItem and sized == plain
     assert item_size(sized) == sum(item_size({k: v}) for k, v in plain.items())
+
+
 def test_shadow_forgets_least_recent_first() -> None:
     shadow = ItemShadow(2)
     for key in "abc":

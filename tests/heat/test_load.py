@@ -1,5 +1,5 @@
-"""The open model's ledger: offered, achieved and dropped per second, merged across workers,
-and the delivery verdict with the bottleneck it names."""
+"""The open model's ledger: offered, answered, achieved and dropped per second, merged
+across workers, and the delivery verdict with the bottleneck it names."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ def ledger_of(offered: list[int], achieved: list[int], **plan: object) -> LoadLe
     ledger.plan = {**PLAN, **plan}
     for second, (o, a) in enumerate(zip(offered, achieved, strict=True), start=1000):
         ledger.offer("increment", second, o)
-        for _ in range(a):
+        for _ in range(a):  # answered and done in the same second, as an untroubled call is
+            ledger.answer("increment", second, answer_ms=5.0)
             ledger.achieve("increment", second, service_ms=5.0)
     return ledger
 
@@ -46,8 +47,26 @@ def test_one_short_window_after_the_ramp_is_not_delivered() -> None:
     assert summary is not None
     assert summary["delivered"] is False
     assert summary["worst_window"]["ratio"] == 0.8
-    assert summary["bottleneck"] == "achieved fell short of offered with no cause seen"
-    assert format_load(summary)[-1].startswith("Load NOT delivered: achieved 80.0%")
+    assert summary["bottleneck"] == "answers fell short of arrivals with no cause seen"
+    assert format_load(summary)[-1].startswith("Load NOT delivered: answered 80.0%")
+
+
+def test_arrivals_answered_on_time_are_delivered_while_the_sdk_retries_them() -> None:
+    # Every arrival's first attempt answered (throttled) in its second; the SDK's retries
+    # finish half of them 3 s later: the completions lag, the load was delivered.
+    ledger = LoadLedger()
+    ledger.plan = dict(PLAN)
+    for second in range(1000, 1010):
+        ledger.offer("increment", second, 100)
+        for n in range(100):
+            ledger.answer("increment", second, answer_ms=4.0)
+            if n % 2 or second + 3 < 1010:
+                ledger.achieve("increment", second + 3 * (n % 2 == 0), service_ms=3000.0)
+    summary = ledger.summary()
+    assert summary["delivered"] is True and summary["worst_window"]["ratio"] == 1.0
+    assert summary["achieved"] < summary["offered"]
+    assert summary["operations"][0]["answered"] == 1000
+    assert summary["timeline"]["answer_ms"][0] == 4.0
 
 
 def test_the_ramp_and_the_last_partial_second_are_not_judged() -> None:
@@ -62,11 +81,11 @@ def test_the_bottleneck_names_cpu_the_in_flight_cap_and_a_slowing_target() -> No
     for second in range(1005, 1010):
         ledger.drop("increment", second, 90)
         ledger.sample(second, cpu_percent=97.0, lag_s=0.0, in_flight=20)
-        ledger.seconds[second].service_ms = 10 * 400.0  # 400 ms each, from 5 ms
+        ledger.seconds[second].answer_ms = 10 * 400.0  # 400 ms each, from 5 ms
     bottleneck = ledger.summary()["bottleneck"]
     assert "load generator CPU at 97% (Locust warns at 90%)" in bottleneck
     assert "in-flight cap reached (--max-in-flight 20): 360 arrivals dropped" in bottleneck
-    assert "target latency growing (mean service time 5 ms to 400 ms)" in bottleneck
+    assert "target latency growing (mean time to a first answer 5 ms to 400 ms)" in bottleneck
 
 
 def test_workers_ledgers_merge_through_the_recorders_report() -> None:
@@ -84,7 +103,7 @@ def test_workers_ledgers_merge_through_the_recorders_report() -> None:
         master._on_worker_report("w", report)
     load = master.load
     assert load.plan == PLAN
-    assert load.operations == {"increment": [200, 4, 0], "read": [2, 0, 2]}
+    assert load.operations == {"increment": [200, 4, 0, 0], "read": [2, 0, 2, 0]}
     assert load.service_ms == {"increment": 2 * 2.0 + 2 * 3.0}
     assert load.seconds[10].offered == 101 and load.seconds[10].dropped == 1
     assert load.seconds[10].cpu_percent == 41.0  # the busiest generator

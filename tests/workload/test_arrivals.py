@@ -127,9 +127,9 @@ def drive(plan: ArrivalPlan, seconds: float) -> tuple[ArrivalDriver, LoadLedger]
 def test_an_arrival_that_finds_no_free_slot_is_dropped_not_queued() -> None:
     Worker.release.clear()  # every operation hangs: the five slots fill and stay full
     driver, ledger = drive(ArrivalPlan({"increment": 200.0}, max_in_flight=5), 0.5)
-    offered, achieved, dropped = ledger.operations["increment"]
+    offered, achieved, dropped, answered = ledger.operations["increment"]
     assert driver.created == 5
-    assert achieved == 0
+    assert achieved == answered == 0
     assert offered > 20
     assert dropped == offered - 5
     assert ledger.plan is not None and ledger.plan["max_in_flight"] == 5
@@ -140,10 +140,11 @@ def test_an_arrival_that_finds_no_free_slot_is_dropped_not_queued() -> None:
 def test_operations_that_finish_free_their_slot_for_the_next_arrival() -> None:
     Worker.release.set()  # every operation returns at once
     driver, ledger = drive(ArrivalPlan({"increment": 200.0}, max_in_flight=5), 0.5)
-    offered, achieved, dropped = ledger.operations["increment"]
+    offered, achieved, dropped, answered = ledger.operations["increment"]
     assert dropped == 0
     assert offered > 20
     assert offered - achieved <= 5
+    assert answered == achieved  # no client told of an answer: each counted when done
     assert driver.created <= 5
 
 
