@@ -780,15 +780,15 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
     from loadgen.simulate.launch import requests_per_operation
 
     floor = max(AUTO_SCALES[-1], smallest_faithful_scale(largest))
-    policy = _retry_policy(config)
+    mode, attempts = _retries_modelled(config)
     config.requests_per_operation = ratio = requests_per_operation(
         _at_launch(design, config),
         config.duration_s(),
         floor,
         seed=config.seed,
         distribution=config.distribution,
-        attempts=policy.attempts,
-        retry_mode="legacy" if policy.mode == "legacy" else "standard",
+        attempts=attempts,
+        retry_mode=mode,
     )
     if ratio > 1.0 + 1e-6:
         launch = config.launch_rate() or 0.0
@@ -802,18 +802,23 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
         )
 
 
-def _retry_policy(config: RunConfig) -> Any:
-    """The SDK retry policy the run's clients take (``--retry-mode``, ``--max-attempts``
-    among the flags that go to the workload), as `loadgen.workload.options` reads them."""
+RETRY_MODE = "legacy"
+"""The run's clients' retry mode without ``--retry-mode``: botocore's default
+(`loadgen.workload.options` gives it to the clients)."""
+
+
+def _retries_modelled(config: RunConfig) -> tuple[str, int]:
+    """The retry mode and attempts the model takes for the run's clients (``--retry-mode``,
+    ``--max-attempts`` among the flags that go to the workload)."""
     import argparse
 
-    from loadgen.client.base import RetryPolicy
+    from loadgen.simulate.retries import modelled
 
     flags = argparse.ArgumentParser(add_help=False)
-    flags.add_argument("--retry-mode", dest="mode")
+    flags.add_argument("--retry-mode", default=RETRY_MODE)
     flags.add_argument("--max-attempts", type=int)
     known, _ = flags.parse_known_args(config.locust_args)
-    return RetryPolicy(**{name: v for name, v in vars(known).items() if v is not None})
+    return modelled(known.retry_mode, known.max_attempts)
 
 
 def _launch_requests(config: RunConfig) -> float | None:

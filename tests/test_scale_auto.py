@@ -240,3 +240,13 @@ def test_a_design_run_at_scale_auto_sizes_the_run_for_its_requests(
     runner._expect_retries(config, design, 1.0)
     assert config.requests_per_operation > 1.2
     assert runner._launch_requests(config) == pytest.approx(1650 * config.requests_per_operation)
+    # The run's clients retry in botocore's legacy mode unless told otherwise: ten attempts
+    # and no quota, which the model counts as the run will send them.
+    legacy = config.requests_per_operation
+    assert legacy > 3
+    config.locust_args = ["--retry-mode", "standard"]
+    runner._expect_retries(config, design, 1.0)
+    assert 1.2 < config.requests_per_operation < legacy / 2
+    config.locust_args = ["--retry-mode=legacy", "--max-attempts", "1"]
+    runner._expect_retries(config, design, 1.0)
+    assert config.requests_per_operation == pytest.approx(1.0)

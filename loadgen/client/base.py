@@ -120,15 +120,6 @@ class RetryPolicy:
         if self.max_attempts is not None and self.max_attempts < 1:
             raise ConfigError(f"max attempts must be >= 1 (got {self.max_attempts})")
 
-    @property
-    def attempts(self) -> int:
-        """Attempts per call in all: the mode's default where none was given."""
-        if self.mode == "none":
-            return 1
-        if self.max_attempts is not None:
-            return self.max_attempts
-        return 10 if self.mode == "legacy" else 3
-
     def botocore_config(self) -> botocore.config.Config:
         if self.mode == "none":
             retries: dict[str, Any] = {"mode": "standard", "total_max_attempts": 1}

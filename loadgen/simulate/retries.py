@@ -43,6 +43,7 @@ __all__ = [
     "horizon",
     "landed",
     "landing",
+    "modelled",
     "sdk_retries",
 ]
 
@@ -66,6 +67,23 @@ LEGACY_ATTEMPTS = 10
 RETRY_MODES = ("standard", "legacy")
 """How the simulated SDK retries: ``standard`` (jittered waits, a retry quota; the other
 SDKs' default) or ``legacy`` (botocore's default: fixed waits, no quota)."""
+
+
+def modelled(mode: str, max_attempts: int | None = None) -> tuple[str, int]:
+    """The simulated retry mode and attempts for a client's ``--retry-mode`` and
+    ``--max-attempts``: ``adaptive`` retries as ``standard`` (its client-side rate limiter is
+    not modelled), ``none`` makes one attempt.
+
+        >>> modelled("legacy"), modelled("adaptive", 5), modelled("none")
+        (('legacy', 10), ('standard', 5), ('standard', 1))
+    """
+    if mode == "none":
+        return "standard", 1
+    if mode == "legacy":
+        return "legacy", max_attempts or LEGACY_ATTEMPTS
+    return "standard", max_attempts or STANDARD_ATTEMPTS
+
+
 _STEPS = 16
 """Points per second of the grid the waits are spread on."""
 _LEVELS = 32

@@ -13,10 +13,11 @@ import pytest
 import yaml
 
 from loadgen.design.loader import load_design
+from loadgen.errors import ConfigError
 from loadgen.model.hashing import HASH_SPACE
 from loadgen.simulate import Settings, build_results, parse_profile, simulate
 from loadgen.simulate.command import design_path
-from loadgen.simulate.retries import Returning, landing
+from loadgen.simulate.retries import Returning, horizon, landing
 
 RATE = 2000.0
 HOT, COLD = 0.75, 0.25
@@ -164,3 +165,29 @@ def test_a_throttled_transaction_is_not_retried() -> None:
     )
     moved = result.patterns["update-status"]
     assert sum(row.offered for row in moved) > 1.01 * sum(row.new for row in moved)
+
+
+def test_the_legacy_mode_retries_at_once_ten_times_without_a_quota(tmp_path: Path) -> None:
+    # botocore's default: 50 ms, then doubling, no jitter: of requests refused in the last
+    # quarter of a second, 80% are back within it at once and throttled again, 40% twice;
+    # the standard mode's 0-1 s wait brings back 12.5%. All come back the next second.
+    same, lands, _ = landing(0.25, 0, 10, "legacy")
+    assert same[1] == pytest.approx(0.8) and same[2] == pytest.approx(0.4)
+    assert landing(0.25, 0, 3)[0][1] == pytest.approx(0.125)
+    assert lands[1].sum() == pytest.approx(1.0)
+    assert lands.shape[0] == horizon(10, "legacy") == 2 + 13  # the 12.8 s wait at most
+    # No quota: a client refused far more than 100 times still retries, ten attempts each.
+    design = two_keys(tmp_path)
+    profile = parse_profile([f"{RATE:g}/s for 2m"])
+    # The standard mode's quota ends its retries however many attempts it is given.
+    standard = simulate(design, profile, Settings(fluctuate=False, attempts=10))
+    legacy = simulate(design, profile, Settings(fluctuate=False, attempts=10, retry_mode="legacy"))
+    assert standard.requests_per_operation() < 1.3
+    assert legacy.requests_per_operation() > 3 * standard.requests_per_operation()
+    gave_up = sum(row.failed for row in legacy.patterns["count"])
+    assert gave_up < 0.8 * sum(row.failed for row in standard.patterns["count"])
+
+
+def test_a_retry_mode_the_model_does_not_know_is_refused() -> None:
+    with pytest.raises(ConfigError, match="retry mode 'adaptive' is not modelled"):
+        Settings(retry_mode="adaptive")

@@ -174,3 +174,15 @@ def test_latency_counts_from_the_intended_start_with_the_service_time_beside_it(
     # Only the operation's first call was scheduled; the next follows it at once.
     assert second["response_time"] == second["context"]["service_time_ms"] < 500.0
     assert closed["response_time"] == closed["context"]["service_time_ms"] < 500.0
+
+
+def test_the_model_retries_as_the_run_s_clients_do_by_default() -> None:
+    import argparse
+
+    from loadgen import runner
+    from loadgen.client.base import RetryPolicy
+    from loadgen.workload.options import add_common_arguments
+
+    parser = argparse.ArgumentParser()
+    add_common_arguments(parser)
+    assert runner.RETRY_MODE == RetryPolicy().mode == parser.parse_args([]).retry_mode
