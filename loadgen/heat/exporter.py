@@ -317,7 +317,8 @@ class HeatCollector:
                 ("offered", "Arrivals the open model offered (launched or dropped)"),
                 ("achieved", "Arrivals that completed, whatever their outcome"),
                 ("dropped", "Arrivals dropped: no free in-flight slot, or the clock fell behind"),
-            )
+                ("answered", "Arrivals whose first attempt was answered, throttled or not"),
+            )  # in the order of `LoadLedger.operations`' counts
         ]
         for operation, counts in sorted(self.recorder.load.operations.items()):
             for family, count in zip(families, counts, strict=True):
@@ -330,9 +331,9 @@ class HeatCollector:
         Per lane (table or index, read or write) 3 x (B + 1); per table or index 2 x K + 2;
         per access pattern 5 counters + the histogram's len(LATENCY_BUCKETS_S) + 3 series +
         one per error code + one per (table or index, reason, cause, attempt or batch item)
-        throttled + one per cancellation code; per operation of an open-model run 3 (offered,
-        achieved, dropped); plus 3 (the bucket count, the users, the run's info). No term grows
-        with the number of distinct keys, and the reasons and causes are bounded sets
+        throttled + one per cancellation code; per operation of an open-model run 4 (offered,
+        achieved, dropped, answered); plus 3 (the bucket count, the users, the run's info). No
+        term grows with the number of distinct keys, and the reasons and causes are bounded sets
         (`REASON_VALUES`, `CAUSE_VALUES`, `CANCELLATION_VALUES`).
         """
         heat = self.recorder.heat
@@ -344,7 +345,7 @@ class HeatCollector:
                 per_pattern + len(c.failures) + len(_throttles(c)) + len(c.cancellations)
                 for c in self.recorder.operations.values()
             )
-            + 3 * len(self.recorder.load.operations)
+            + 4 * len(self.recorder.load.operations)
             + 3
         )
 

@@ -1,14 +1,15 @@
-"""The open model's load accounting: arrivals offered, achieved and dropped, and whether the
-load was delivered.
+"""The open model's load accounting: arrivals offered, answered, achieved and dropped, and
+whether the load was delivered.
 
 A rate run (``loadgen run --rate R``, see `loadgen.workload.arrivals`) offers arrivals on a
 clock. `LoadLedger` counts, per operation and per wall-clock second, the arrivals offered,
 those answered (their first attempt's answer came, throttled or not), those that completed
 (achieved, whatever their outcome, the SDK's retries included) and those dropped because no
 in-flight slot was free (``capped``) or the generator fell behind its clock; beside them, per
-second, the mean service time, the load generator's CPU (Locust's own sample) and how far the
-arrival clock ran late; over the run, the CPU each process of the run took
-(`loadgen.heat.cpu`) and how many load-generator processes drove the arrivals. Workers send
+second, the mean times to the first answer and to the end, the load generator's CPU
+(Locust's own sample) and how far the arrival clock ran late; over the run, the CPU each
+process of the run took (`loadgen.heat.cpu`) and how many load-generator processes drove
+the arrivals. Workers send
 their ledger with Locust's worker reports (through `loadgen.heat.recorder.RunRecorder`) and
 the master merges it.
 
