@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import signal
 import sys
@@ -111,7 +112,11 @@ class RunConfig:
     """A design file: every pattern's launch rate times this."""
     requests_per_operation: float = 1.0
     """A design file at ``--scale auto``: requests its launch sends per operation, retries of
-    throttled attempts included, as the model counts them (`requests_per_operation`)."""
+    throttled attempts included, as the model counts them
+    (`loadgen.simulate.launch.launch_requests`)."""
+    retry_wait_s: float = 0.0
+    """A design file at ``--scale auto``: seconds an operation waits for its retries to be
+    sent, on average, as the model counts them: what holds its in-flight slot."""
     starting_data: bool = True
     """A design file: write its starting data before the load (entities' populate, items)."""
     starting_limit: int | None = None
@@ -777,11 +782,11 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
     lasts longest against the run's requests (the most retries: the scale it gives is one the
     run delivers whichever the engine's rate makes it)."""
     from loadgen.emulator.engines import AUTO_SCALES, smallest_faithful_scale
-    from loadgen.simulate.launch import requests_per_operation
+    from loadgen.simulate.launch import launch_requests
 
     floor = max(AUTO_SCALES[-1], smallest_faithful_scale(largest))
     mode, attempts = _retries_modelled(config)
-    config.requests_per_operation = ratio = requests_per_operation(
+    expected = launch_requests(
         _at_launch(design, config),
         config.duration_s(),
         floor,
@@ -790,6 +795,8 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
         attempts=attempts,
         retry_mode=mode,
     )
+    config.requests_per_operation = ratio = expected.per_operation
+    config.retry_wait_s = expected.retry_wait_s
     if ratio > 1.0 + 1e-6:
         launch = config.launch_rate() or 0.0
         print(
@@ -800,6 +807,36 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
             file=sys.stderr,
             flush=True,
         )
+
+
+IN_FLIGHT_HEADROOM = 2.0
+"""``--max-in-flight`` not given: the cap is at least this many times the operations the
+model expects in flight at once (each waiting for its retries as `RunConfig.retry_wait_s`
+says), so that what a design's retries hold does not drop the arrivals behind them. A model
+choice: a run's throttled share varies about the model's, and with it the waits."""
+
+
+def _size_in_flight(config: RunConfig, target: Target) -> None:
+    """Raise the run's in-flight cap where the design's retries would fill the default one,
+    and say so (``--max-in-flight`` given: left as it is)."""
+    from loadgen.workload.arrivals import DEFAULT_MAX_IN_FLIGHT
+
+    launch = config.launch_rate()
+    if config.max_in_flight is not None or not config.retry_wait_s or launch is None:
+        return
+    waiting = launch * (target.scale or 1.0) * config.retry_wait_s
+    needed = math.ceil(waiting * IN_FLIGHT_HEADROOM / 100) * 100
+    if needed <= DEFAULT_MAX_IN_FLIGHT:
+        return
+    config.max_in_flight = needed
+    print(
+        f"Load generator: --max-in-flight {needed:,}: the model expects {waiting:,.0f} "
+        f"operations in flight at once, each waiting {config.retry_wait_s:.2f} s on average "
+        f"for the SDK's retries of its throttled attempts (the default cap is "
+        f"{DEFAULT_MAX_IN_FLIGHT:,}; --max-in-flight N sets it)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 RETRY_MODE = "legacy"
@@ -923,6 +960,7 @@ def _run_locust(
     parser = get_parser(default_config_files=[])
     argv = config.locust_argv(locustfile, target.endpoint_url)
     if config.open_model:
+        _size_in_flight(config, target)
         argv += [*config.load_argv(target.scale), "--users", "1", "--spawn-rate", "1"]
     if not target.reports_capacity and not any(
         arg.startswith("--consumed-capacity") for arg in argv

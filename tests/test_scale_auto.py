@@ -196,7 +196,10 @@ def test_a_design_s_requests_per_operation_are_the_model_s_attempts() -> None:
 
     from loadgen.design import load_design
     from loadgen.simulate.engine import Settings, simulate
-    from loadgen.simulate.launch import launch_profile, requests_per_operation
+    from loadgen.simulate.launch import launch_profile, launch_requests
+
+    def requests_per_operation(design, seconds: float, scale: float) -> float:
+        return launch_requests(design, seconds, scale).per_operation
 
     # The single counter's key throttles at launch: its increments come back as the SDK's
     # retries, which a run sends as requests of their own.
@@ -250,3 +253,33 @@ def test_a_design_run_at_scale_auto_sizes_the_run_for_its_requests(
     config.locust_args = ["--retry-mode=legacy", "--max-attempts", "1"]
     runner._expect_retries(config, design, 1.0)
     assert config.requests_per_operation == pytest.approx(1.0)
+    assert config.retry_wait_s == 0.0
+
+
+def test_the_in_flight_cap_holds_what_a_design_s_retries_hold(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from types import SimpleNamespace
+
+    from loadgen import runner
+    from loadgen.design import load_design
+
+    monkeypatch.setattr(RunConfig, "duration_s", lambda self: 20)
+    path = str(ROOT / "examples/designs/chat.yaml")
+    design = load_design(path, "status-index")
+    config = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
+    runner._expect_retries(config, design, 1.0)
+    # online-now's Query is throttled about three times in four; in the legacy mode an
+    # operation waits seconds for its retries.
+    assert config.retry_wait_s > 0.5
+    waiting = 3550 * 0.03 * config.retry_wait_s
+    runner._size_in_flight(config, SimpleNamespace(scale=0.03))
+    assert config.max_in_flight is not None and config.max_in_flight >= 2 * waiting > 1000
+    assert f"--max-in-flight {config.max_in_flight:,}" in capsys.readouterr().err
+    # A cap given is the user's; a design without throttles keeps the default.
+    config.max_in_flight = 50
+    runner._size_in_flight(config, SimpleNamespace(scale=0.03))
+    assert config.max_in_flight == 50
+    calm = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
+    runner._size_in_flight(calm, SimpleNamespace(scale=0.03))
+    assert calm.max_in_flight is None

@@ -218,6 +218,8 @@ class SimulationResult:
     """Per scope, key to (touches, units) over the whole simulation."""
     wall_s: float = 0.0
     requests: float = 0.0
+    retry_wait_s: float = 0.0
+    """Seconds the SDK's retries waited before they were sent, over every request."""
     """Attempts simulated, retries included."""
     final: list[ThroughputStats] = field(default_factory=list)
     grown_units: dict[tuple[str, int], float] = field(default_factory=dict)
@@ -274,6 +276,13 @@ class SimulationResult:
         attempts = math.fsum(row.offered * calls[pattern] for pattern, row in rows)
         operations = math.fsum(row.new for _, row in rows)
         return attempts / operations if operations > 0 else 1.0
+
+    def retry_wait_per_operation(self) -> float:
+        """Seconds an operation spends, on average, waiting for its retries to be sent: what
+        holds a caller (a run's in-flight slot) beyond the target's answers; 0.0 where none
+        ran."""
+        operations = math.fsum(row.new for rows in self.patterns.values() for row in rows)
+        return self.retry_wait_s / operations if operations > 0 else 0.0
 
     def first_failures(self) -> list[Failure]:
         failures = []
@@ -568,7 +577,7 @@ def simulate(
     rates = profile.array()
     # A GSI's writes first: its buffer's room this second decides its table's writes.
     gsi_first = sorted(scopes.items(), key=lambda item: item[0][1] is None)
-    total_requests = 0.0
+    total_requests = retry_wait_s = 0.0
 
     def flush_top(number: int) -> None:
         lane = lane_list[number][1]
@@ -730,6 +739,7 @@ def simulate(
                 cohorts, refused, late[group_of_attempt], tokens, quota, retryable, mode
             )
             tokens = came.tokens
+            retry_wait_s += came.waited
             rows = ahead[row]
             split = seconds_ahead - 1 - row  # the rows after this second's, then from 0
             pending[row + 1 :] += came.lands[:split]
@@ -825,6 +835,7 @@ def simulate(
         heat_lanes,
         top,
         requests=total_requests,
+        retry_wait_s=retry_wait_s,
         final=model.snapshot(),
         grown_units={places[number]: growth.charged for number, growth in growing.items()},
         causes=first_causes,
@@ -860,6 +871,8 @@ class _Retried:
     """Requests per pattern out of attempts within the second, or out of quota."""
     tokens: float
     """The quota left."""
+    waited: float = 0.0
+    """Seconds the retries made wait before they are sent, in all (`mean_wait_s`)."""
 
 
 def _retries(
@@ -902,7 +915,7 @@ def _retries(
     # after.
     lands = np.zeros((n_patterns, seconds, attempts))
     by_group = np.zeros((n_patterns, 2, seconds))
-    asked = 0.0
+    asked = waited = 0.0
     wanting_all = cohorts[: attempts - 1] * refused[: attempts - 1]
     out_of_attempts = np.zeros(n_patterns)
     unretried = wanting_all.sum(axis=0) * (1.0 - retryable)
@@ -920,13 +933,20 @@ def _retries(
             by_group[i, group] += wanting * waits.by_second
             out_of_attempts[i] += wanting * (1.0 - waits.later)
             asked += wanting * waits.retries
+            waited += wanting * waits.waited
     allowed = min(asked, max(0.0, tokens) / RETRY_COST)
     tokens = min(quota, tokens - allowed * RETRY_COST)
     later = lands.transpose(1, 2, 0)[1:]
     later_by_group = by_group.transpose(2, 1, 0)[1:]
     if allowed == asked:  # the quota allowed every retry
         return _Retried(
-            again, again[0] + again[1], later, later_by_group, out_of_attempts + unretried, tokens
+            again,
+            again[0] + again[1],
+            later,
+            later_by_group,
+            out_of_attempts + unretried,
+            tokens,
+            waited,
         )
     kept = allowed / asked
     return _Retried(
@@ -936,6 +956,7 @@ def _retries(
         later_by_group * kept,
         out_of_attempts * kept + wanting_all.sum(axis=0) * (1.0 - kept) + unretried,
         tokens,
+        waited * kept,
     )
 
 

@@ -33,6 +33,7 @@ import multiprocessing
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 
 from loadgen.design.check import (
     FAIL,
@@ -66,11 +67,12 @@ from loadgen.simulate.retries import STANDARD_ATTEMPTS
 
 __all__ = [
     "LAUNCH_S",
+    "LaunchRequests",
     "check",
     "check_each",
     "launch_profile",
+    "launch_requests",
     "report_of",
-    "requests_per_operation",
 ]
 
 LAUNCH_S = 600
@@ -91,7 +93,21 @@ def launch_profile(design: Design, seconds: int = LAUNCH_S) -> Profile:
     return Profile(profile.rates, (f"the file's launch rates ({total:,.4g}/s) for {span}",))
 
 
-def requests_per_operation(
+@dataclass(frozen=True)
+class LaunchRequests:
+    """What a run of a design's launch asks of its target and of its caller, per operation,
+    as the model throttles and retries it (`launch_requests`)."""
+
+    per_operation: float
+    """Requests sent per operation, the SDK's retries of throttled attempts included
+    (`SimulationResult.requests_per_operation`)."""
+    retry_wait_s: float
+    """Seconds an operation waits for its retries to be sent, on average: what holds a
+    run's in-flight slot beyond the target's answers
+    (`SimulationResult.retry_wait_per_operation`)."""
+
+
+def launch_requests(
     design: Design,
     seconds: float,
     scale: float,
@@ -100,21 +116,19 @@ def requests_per_operation(
     distribution: str = "zipf:0.99",
     attempts: int = STANDARD_ATTEMPTS,
     retry_mode: str = "standard",
-) -> float:
-    """Requests a run of the file's launch rates for ``seconds`` at ``scale`` sends per
-    operation: the SDK's retries of its throttled attempts included, as the model throttles
-    and retries them in ``retry_mode`` up to ``attempts``
-    (`SimulationResult.requests_per_operation`; the standard mode's one client's retry quota
-    counted in the run's own requests). 1.0
-    where nothing throttles and each operation is one request. Each second's expected
-    counts, not draws: at a small scale a pattern of a few operations a second draws none in
-    most seconds."""
+) -> LaunchRequests:
+    """What a run of the file's launch rates for ``seconds`` at ``scale`` sends and waits per
+    operation, retried in ``retry_mode`` up to ``attempts`` (the standard mode's one client's
+    retry quota counted in the run's own requests). 1.0 request and no wait where nothing
+    throttles and each operation is one request. Each second's expected counts, not draws:
+    at a small scale a pattern of a few operations a second draws none in most seconds."""
     seconds = max(1, min(LAUNCH_S, math.ceil(seconds)))
     settings = Settings(
         seed=seed, scale=scale, distribution=distribution, fluctuate=False, heat=False,
         attempts=attempts, retry_mode=retry_mode,
     )  # fmt: skip
-    return simulate(design, launch_profile(design, seconds), settings).requests_per_operation()
+    result = simulate(design, launch_profile(design, seconds), settings)
+    return LaunchRequests(result.requests_per_operation(), result.retry_wait_per_operation())
 
 
 AT_SCALE_S = 300

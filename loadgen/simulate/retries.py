@@ -43,6 +43,7 @@ __all__ = [
     "horizon",
     "landed",
     "landing",
+    "mean_wait_s",
     "modelled",
     "sdk_retries",
 ]
@@ -98,6 +99,14 @@ def _backoff_s(attempt: int, mode: str = "standard") -> float:
     return min(2.0**attempt, MAX_BACKOFF_S)
 
 
+def mean_wait_s(attempt: int, mode: str = "standard") -> float:
+    """The mean wait after attempt number ``attempt + 1``: half the standard mode's longest
+    (its jitter is uniform), the legacy mode's own."""
+    if mode == "legacy":
+        return _backoff_s(attempt, mode)
+    return _backoff_s(attempt) / 2
+
+
 def sdk_retries(operation: str) -> bool:
     """Whether the SDK retries a throttled ``operation``. DynamoDB answers a throttled
     transaction ``TransactionCanceledException`` (reasons ``ThrottlingError``), which neither
@@ -129,7 +138,7 @@ def _wait(attempt: int, mode: str) -> np.ndarray:
 @functools.lru_cache(maxsize=4096)
 def _landing(
     level: int, attempt: int, attempts: int, mode: str = "standard"
-) -> tuple[np.ndarray, np.ndarray, float]:
+) -> tuple[np.ndarray, np.ndarray, float, float]:
     refused = level / _LEVELS
     seconds = horizon(attempts, mode)
     # Where in the second the throttles fall: evenly over its last `refused` share.
@@ -139,17 +148,18 @@ def _landing(
     mass = mass / mass.sum() if mass.sum() else np.eye(1, _STEPS, _STEPS - 1)[0]
     same = np.zeros(attempts)
     lands = np.zeros((seconds, attempts))
-    spent = 0.0
+    spent = waited = 0.0
     for a in range(attempt, attempts - 1):
         moved = np.convolve(mass, _wait(a, mode))
         spent += float(mass.sum())  # each one of these retries
+        waited += float(mass.sum()) * mean_wait_s(a, mode)
         later = moved[_STEPS:]
         padded = np.zeros((seconds - 1) * _STEPS)
         padded[: len(later)] = later
         lands[1:, a + 1] += padded.reshape(seconds - 1, _STEPS).sum(axis=1)
         mass = moved[:_STEPS]
         same[a + 1] = float(mass.sum())  # back within this second: throttled again
-    return same, lands, spent
+    return same, lands, spent, waited
 
 
 def landing(
@@ -164,7 +174,7 @@ def landing(
     the retries made in all (each takes the quota's tokens). What is left of one request,
     ``1 - lands.sum()``, ran out of attempts within the second.
     """
-    return _landing(_level(refused), attempt, attempts, mode)
+    return _landing(_level(refused), attempt, attempts, mode)[:3]
 
 
 @dataclass(frozen=True)
@@ -180,6 +190,8 @@ class Landed:
     later: float
     """Attempts arriving in later seconds (the rest ran out of attempts within this one)."""
     retries: float
+    waited: float
+    """Seconds its retries waited before they were sent, in all (`mean_wait_s` each)."""
 
 
 def landed(refused: float, attempt: int, attempts: int, mode: str = "standard") -> Landed:
@@ -193,9 +205,9 @@ def _level(refused: float) -> int:
 
 @functools.lru_cache(maxsize=4096)
 def _landed(level: int, attempt: int, attempts: int, mode: str) -> Landed:
-    same, lands, retries = _landing(level, attempt, attempts, mode)
+    same, lands, retries, waited = _landing(level, attempt, attempts, mode)
     by_second = lands.sum(axis=1)
-    return Landed(float(same.sum()), lands, by_second, float(by_second.sum()), retries)
+    return Landed(float(same.sum()), lands, by_second, float(by_second.sum()), retries, waited)
 
 
 class Returning:
