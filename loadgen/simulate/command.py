@@ -24,6 +24,7 @@ from loadgen.simulate.engine import Settings, simulate
 from loadgen.simulate.launch import LAUNCH_S, launch_profile, report_of
 from loadgen.simulate.output import build_results, timeline_lines
 from loadgen.simulate.profile import Profile, constant, load_profile
+from loadgen.simulate.retries import RETRY_MODES, modelled
 
 __all__ = ["add_parser", "design_path", "run_simulate"]
 
@@ -82,8 +83,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     simulate_parser.add_argument(
         "--attempts",
         type=int,
-        default=3,
-        help="attempts per request: the SDK's standard mode makes 3 (1: no retries)",
+        default=None,
+        help="attempts per request (1: no retries); default: the retry mode's, 3 in the "
+        "standard mode, 10 in the legacy mode",
+    )
+    simulate_parser.add_argument(
+        "--retry-mode",
+        choices=RETRY_MODES,
+        default="standard",
+        help="how the SDK waits between attempts: standard (jittered, with a retry quota; "
+        "most SDKs' default) or legacy (botocore's default: 50 ms doubling, no quota, as "
+        "loadgen run's clients retry without --retry-mode) (default %(default)s)",
     )
     simulate_parser.add_argument(
         "--warm-writes", type=float, help="raise on-demand warm throughput to these write units/s"
@@ -165,7 +175,8 @@ def run_simulate(
     settings = Settings(
         seed=args.seed,
         distribution=args.distribution,
-        attempts=args.attempts,
+        retry_mode=args.retry_mode,
+        attempts=modelled(args.retry_mode, args.attempts)[1],
         clients=args.clients,
         auto_scaling=args.auto_scaling,
         warm_write_units=args.warm_writes,

@@ -81,8 +81,8 @@ def modelled(mode: str, max_attempts: int | None = None) -> tuple[str, int]:
     if mode == "none":
         return "standard", 1
     if mode == "legacy":
-        return "legacy", max_attempts or LEGACY_ATTEMPTS
-    return "standard", max_attempts or STANDARD_ATTEMPTS
+        return "legacy", LEGACY_ATTEMPTS if max_attempts is None else max_attempts
+    return "standard", STANDARD_ATTEMPTS if max_attempts is None else max_attempts
 
 
 _STEPS = 16

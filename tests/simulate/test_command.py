@@ -52,6 +52,21 @@ def test_the_sharded_counter_passes(tmp_path: Path) -> None:
     assert "No access pattern fails" in done.stdout
 
 
+def test_the_legacy_retry_mode_sends_more_requests_than_the_standard_one(tmp_path: Path) -> None:
+    # botocore's default retries a throttle ten times with no quota, as a run's clients do.
+    totals = {}
+    for mode in ("standard", "legacy"):
+        out = tmp_path / f"{mode}.json"
+        done = loadgen(
+            "simulate", "counter", "--design", "single", "--rate", "1650", "--duration", "1m",
+            "--retry-mode", mode, "--out", str(out), timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 1, done.stderr
+        totals[mode] = json.loads(out.read_text())["totals"]
+    assert totals["legacy"]["attempts"] > 2 * totals["standard"]["attempts"]
+    assert totals["legacy"]["failures"] < totals["standard"]["failures"]
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
@@ -68,6 +83,10 @@ def test_the_sharded_counter_passes(tmp_path: Path) -> None:
         (
             ["simulate", "counter", "--rate", "5", "--duration", "1m", "--seed", "-1"],
             "seed must be 0 or more (got -1)",
+        ),
+        (
+            ["simulate", "counter", "--rate", "5", "--duration", "1m", "--attempts", "0"],
+            "attempts must be 1 to 20 (got 0)",
         ),
     ],
 )
