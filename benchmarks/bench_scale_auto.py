@@ -16,9 +16,10 @@ the engine's rate alone, which the machine's other work moves.
 every variant of every shipped design file (or ``--designs FILE:VARIANT,...``) and the
 12-pattern design of ``benchmarks/bench_check.py`` (a throttling 100-action transaction),
 ``--runs`` real runs of ``loadgen run FILE --design V --scale auto --duration D`` on the
-embedded target, each printed with the scale chosen, the load offered and achieved per second
-and its worst 5 s window's share (delivered: 95% at least in every window), and what the run
-said held it back; then how many runs delivered.
+embedded target, each printed with the scale and in-flight cap chosen, the load offered,
+answered (first attempts answered) and achieved (operations ended) per second and its worst
+5 s window's answered share (delivered: 95% at least in every window), and what the run said
+held it back; then how many runs delivered.
 
     .venv/bin/python benchmarks/bench_scale_auto.py --deliver [--runs 3] [--duration 20s]
         [--designs game-lobby.yaml:default,counter.yaml:single]
@@ -109,21 +110,22 @@ def deliver(args: argparse.Namespace) -> int:
             chosen = [(path, d.name) for path in files for d in load_designs(str(path))]
             chosen.append((own, "default"))
         print(
-            f"{'design':34} {'run':>3} {'scale':>6} {'offered/s':>9} {'achieved/s':>10} "
-            f"{'worst 5 s':>9}  held back by"
+            f"{'design':34} {'run':>3} {'scale':>6} {'cap':>5} {'offered/s':>9} "
+            f"{'answered/s':>10} {'achieved/s':>10} {'worst 5 s':>9}  held back by"
         )
         delivered = total = 0
         for path, variant in chosen:
             for run in range(1, args.runs + 1):
                 out = Path(folder) / f"{path.stem}-{variant}-{run}.json"
-                subprocess.run(
+                done = subprocess.run(
                     [sys.executable, "-m", "loadgen", "run", str(path), "--design", variant,
                      "--scale", "auto", "--duration", args.duration, "--out", str(out)],
                     cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
                 )  # fmt: skip
                 name = f"{path.stem}:{variant}"
                 if not out.exists():
-                    print(f"{name:34} {run:>3} no results written")
+                    said = (done.stderr.strip().splitlines() or ["nothing on stderr"])[-1]
+                    print(f"{name:34} {run:>3} no results written: {said}", flush=True)
                     total += 1
                     continue
                 results = json.loads(out.read_text())
@@ -136,8 +138,10 @@ def deliver(args: argparse.Namespace) -> int:
                 offered, achieved = load.get("offered_per_s", 0), load.get("achieved_per_s", 0)
                 print(
                     f"{name:34} {run:>3} {results['run'].get('scale') or 0:>6g} "
-                    f"{offered:>9,.1f} {achieved:>10,.1f} "
-                    f"{shown:>9}  {'-' if ok else load.get('bottleneck') or 'not reported'}"
+                    f"{load.get('max_in_flight') or 0:>5} {offered:>9,.1f} "
+                    f"{load.get('answered_per_s', 0):>10,.1f} {achieved:>10,.1f} "
+                    f"{shown:>9}  {'-' if ok else load.get('bottleneck') or 'not reported'}",
+                    flush=True,
                 )
         print(f"delivered (95% in every 5 s window): {delivered} of {total} runs")
     return 0 if delivered == total else 1
