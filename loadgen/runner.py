@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.errors import ConfigError, CredentialsError
+from loadgen.retry_modes import DEFAULT_RETRY_MODE as RETRY_MODE
+from loadgen.retry_modes import modelled
 
 __all__ = [
     "EMULATOR_DEFAULTS",
@@ -839,17 +841,10 @@ def _size_in_flight(config: RunConfig, target: Target) -> None:
     )
 
 
-RETRY_MODE = "legacy"
-"""The run's clients' retry mode without ``--retry-mode``: botocore's default
-(`loadgen.workload.options` gives it to the clients)."""
-
-
 def _retries_modelled(config: RunConfig) -> tuple[str, int]:
     """The retry mode and attempts the model takes for the run's clients (``--retry-mode``,
     ``--max-attempts`` among the flags that go to the workload)."""
     import argparse
-
-    from loadgen.simulate.retries import modelled
 
     flags = argparse.ArgumentParser(add_help=False)
     flags.add_argument("--retry-mode", default=RETRY_MODE)

@@ -26,6 +26,7 @@ from locust.exception import RescheduleTask
 from loadgen.errors import ConfigError
 from loadgen.refusals import HEADER as CAUSE_HEADER
 from loadgen.refusals import Refusal, parse_header
+from loadgen.retry_modes import DEFAULT_RETRY_MODE, RETRY_MODES
 
 __all__ = [
     "CLIENTS",
@@ -52,7 +53,6 @@ THROTTLE_CODES = frozenset(
 )
 """Error codes DynamoDB answers a throttled request with."""
 
-RETRY_MODES = ("legacy", "standard", "adaptive", "none")
 CLIENTS = ("boto3", "fast")
 """Client implementations: botocore (the default) and `loadgen.fastclient`."""
 
@@ -107,7 +107,7 @@ class RetryPolicy:
     ``RetryPolicy("none")`` makes one attempt per call, so every throttle is a final failure.
     """
 
-    mode: str = "legacy"
+    mode: str = DEFAULT_RETRY_MODE
     """One of legacy (botocore's default for DynamoDB), standard, adaptive or none."""
     max_attempts: int | None = None
     """Total attempts per call; None keeps the mode's default (10 for legacy, 3 otherwise)."""

@@ -35,6 +35,15 @@ from typing import Any
 from botocore.retries import adaptive, bucket, quota, throttling
 
 from loadgen.client.base import RetryPolicy
+from loadgen.retry_modes import (
+    LEGACY_ATTEMPTS,
+    LEGACY_BASE_S,
+    MAX_BACKOFF_S,
+    NO_RETRY_INCREMENT,
+    RETRY_COST,
+    STANDARD_ATTEMPTS,
+    TIMEOUT_RETRY_COST,
+)
 
 __all__ = [
     "CONNECTION_ERRORS",
@@ -51,8 +60,8 @@ __all__ = [
     "retry_strategy",
 ]
 
-LEGACY_MAX_ATTEMPTS = 10  # _retry.json: retry.dynamodb.__default__.max_attempts
-STANDARD_MAX_ATTEMPTS = 3  # botocore.retries.standard.DEFAULT_MAX_ATTEMPTS
+LEGACY_MAX_ATTEMPTS = LEGACY_ATTEMPTS  # _retry.json: retry.dynamodb.__default__.max_attempts
+STANDARD_MAX_ATTEMPTS = STANDARD_ATTEMPTS  # botocore.retries.standard.DEFAULT_MAX_ATTEMPTS
 
 CONNECTION_ERRORS = frozenset(
     {
@@ -111,10 +120,6 @@ _TRANSIENT_STATUS = frozenset({500, 502, 503, 504})
 MODELED_RETRYABLE_CODES = frozenset({"ReplicatedWriteConflictException"})
 """DynamoDB errors its API model marks ``retryable`` (none of them as throttling); a test
 holds this to the model botocore ships."""
-
-_RETRY_COST = 5  # RetryQuotaChecker._RETRY_COST
-_TIMEOUT_RETRY_COST = 10  # RetryQuotaChecker._TIMEOUT_RETRY_REQUEST
-_NO_RETRY_INCREMENT = 1  # RetryQuotaChecker._NO_RETRY_INCREMENT
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,7 +187,7 @@ class Legacy(RetryStrategy):
     def retry_delay(self, attempts: int, attempt: Attempt, call: dict[str, Any]) -> float | None:
         if attempts >= self.max_attempts or not self.retryable(attempt):
             return None
-        return float(0.05 * 2 ** (attempts - 1))
+        return float(LEGACY_BASE_S * 2 ** (attempts - 1))
 
 
 class Standard(RetryStrategy):
@@ -212,15 +217,15 @@ class Standard(RetryStrategy):
     def retry_delay(self, attempts: int, attempt: Attempt, call: dict[str, Any]) -> float | None:
         if attempts >= self.max_attempts or not self.retryable(attempt):
             return None
-        cost = _TIMEOUT_RETRY_COST if attempt.transport_error in TIMEOUT_ERRORS else _RETRY_COST
+        cost = TIMEOUT_RETRY_COST if attempt.transport_error in TIMEOUT_ERRORS else RETRY_COST
         if not self.quota.acquire(cost):
             return None  # quota spent: fail now rather than pile retries on a sick service
         call["retry_quota_capacity"] = cost
-        return float(self._random() * min(2 ** (attempts - 1), 20))
+        return float(self._random() * min(2 ** (attempts - 1), MAX_BACKOFF_S))
 
     def after_call(self, status: int | None, call: dict[str, Any]) -> None:
         if status is not None and 200 <= status < 300:
-            self.quota.release(call.get("retry_quota_capacity", _NO_RETRY_INCREMENT))
+            self.quota.release(call.get("retry_quota_capacity", NO_RETRY_INCREMENT))
 
 
 class _ThrottleDetector:

@@ -9,9 +9,8 @@ in-flight slot was free (``capped``) or the generator fell behind its clock; bes
 second, the mean times to the first answer and to the end, the load generator's CPU
 (Locust's own sample) and how far the arrival clock ran late; over the run, the CPU each
 process of the run took (`loadgen.heat.cpu`) and how many load-generator processes drove
-the arrivals. Workers send
-their ledger with Locust's worker reports (through `loadgen.heat.recorder.RunRecorder`) and
-the master merges it.
+the arrivals. Workers send their ledger with Locust's worker reports (through
+`loadgen.heat.recorder.RunRecorder`) and the master merges it.
 
 The load was **delivered** when the answered count was at least 95% of the offered count
 over every 5-second window after the ramp (the run's last, partial second aside). Answered,

@@ -63,9 +63,10 @@ class SizedItem(dict[str, Any]):
         size = before.size
         for name, value in after.items():
             old = before.get(name)
-            if old is not value:
-                size += value_size(value) - (value_size(old) if old is not None else 0)
-                size += 0 if old is not None else len(name.encode("utf-8"))
+            if old is None:
+                size += len(name.encode("utf-8")) + value_size(value)
+            elif old is not value:
+                size += value_size(value) - value_size(old)
         for name, old in before.items():
             if name not in after:
                 size -= len(name.encode("utf-8")) + value_size(old)

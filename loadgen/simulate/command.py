@@ -19,12 +19,12 @@ from loadgen.design.values import rate_per_s, span_s
 from loadgen.errors import ConfigError
 from loadgen.heat.results import write_results
 from loadgen.pricing import add_price_flags, load_prices
+from loadgen.retry_modes import MODELLED_MODES, modelled
 from loadgen.simulate.cost import cost_lines, needs_replay, profile_cost, provisioned_replay
 from loadgen.simulate.engine import Settings, simulate
 from loadgen.simulate.launch import LAUNCH_S, launch_profile, report_of
 from loadgen.simulate.output import build_results, timeline_lines
 from loadgen.simulate.profile import Profile, constant, load_profile
-from loadgen.simulate.retries import RETRY_MODES, modelled
 
 __all__ = ["add_parser", "design_path", "run_simulate"]
 
@@ -89,7 +89,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     simulate_parser.add_argument(
         "--retry-mode",
-        choices=RETRY_MODES,
+        choices=MODELLED_MODES,
         default="standard",
         help="how the SDK waits between attempts: standard (jittered, with a retry quota; "
         "most SDKs' default) or legacy (botocore's default: 50 ms doubling, no quota, as "

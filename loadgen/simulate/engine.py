@@ -48,21 +48,18 @@ from loadgen.model.partitions import (
     falls_behind,
 )
 from loadgen.model.schema import TableSchema
+from loadgen.retry_modes import (
+    MODELLED_MODES,
+    NO_RETRY_INCREMENT,
+    RETRY_COST,
+    RETRY_QUOTA,
+    STANDARD_ATTEMPTS,
+)
 from loadgen.simulate.causes import Causes, LimitRecord, PatternThrottles
 from loadgen.simulate.demand import KeyProfile, Lane, PatternDemand, pattern_demands
 from loadgen.simulate.growth import Growing
 from loadgen.simulate.profile import Profile
-from loadgen.simulate.retries import (
-    NO_RETRY_INCREMENT,
-    RETRY_COST,
-    RETRY_MODES,
-    RETRY_QUOTA,
-    STANDARD_ATTEMPTS,
-    Returning,
-    horizon,
-    landed,
-    sdk_retries,
-)
+from loadgen.simulate.retries import Returning, horizon, landed, sdk_retries
 
 __all__ = [
     "FAILING_SHARE",
@@ -112,7 +109,7 @@ class Settings:
     """Attempts per request: standard mode's 3; 1 turns retries off; legacy mode's 10."""
     retry_mode: str = "standard"
     """How the SDK waits between attempts and whether a quota bounds its retries
-    (`loadgen.simulate.retries.RETRY_MODES`): a run's ``--retry-mode``."""
+    (`loadgen.retry_modes.MODELLED_MODES`): a run's ``--retry-mode``."""
     start: float = 1_800_000_000.0
     """Unix time of the first simulated second (time generators' clock)."""
     auto_scaling: bool = False
@@ -155,10 +152,10 @@ class Settings:
             raise ConfigError(f"attempts must be 1 to 20 (got {self.attempts!r})")
         if self.clients < 1:
             raise ConfigError(f"clients must be at least 1 (got {self.clients!r})")
-        if self.retry_mode not in RETRY_MODES:
+        if self.retry_mode not in MODELLED_MODES:
             raise ConfigError(
                 f"retry mode {self.retry_mode!r} is not modelled (expected one of: "
-                f"{', '.join(RETRY_MODES)})"
+                f"{', '.join(MODELLED_MODES)})"
             )
 
 
@@ -218,9 +215,9 @@ class SimulationResult:
     """Per scope, key to (touches, units) over the whole simulation."""
     wall_s: float = 0.0
     requests: float = 0.0
+    """Attempts simulated, retries included."""
     retry_wait_s: float = 0.0
     """Seconds the SDK's retries waited before they were sent, over every request."""
-    """Attempts simulated, retries included."""
     final: list[ThroughputStats] = field(default_factory=list)
     grown_units: dict[tuple[str, int], float] = field(default_factory=dict)
     """(pattern, lane's place in its demand's lanes) to the units its admitted executions were

@@ -60,10 +60,10 @@ from loadgen.model.partitions import (
 from loadgen.model.sizing import most_partitions, shard_plan
 from loadgen.model.throttling import throttle
 from loadgen.refusals import CONTENTION_RATE
+from loadgen.retry_modes import STANDARD_ATTEMPTS
 from loadgen.simulate.causes import LimitRecord
 from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult, simulate
 from loadgen.simulate.profile import Profile, constant
-from loadgen.simulate.retries import STANDARD_ATTEMPTS
 
 __all__ = [
     "LAUNCH_S",

@@ -29,61 +29,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loadgen.retry_modes import LEGACY_BASE_S, MAX_BACKOFF_S
+
 __all__ = [
-    "LEGACY_ATTEMPTS",
-    "LEGACY_BASE_S",
-    "MAX_BACKOFF_S",
-    "NO_RETRY_INCREMENT",
-    "RETRY_COST",
-    "RETRY_MODES",
-    "RETRY_QUOTA",
-    "STANDARD_ATTEMPTS",
     "Landed",
     "Returning",
     "horizon",
     "landed",
     "landing",
     "mean_wait_s",
-    "modelled",
     "sdk_retries",
 ]
-
-# https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html
-STANDARD_ATTEMPTS = 3
-"""Attempts per request in the SDKs' standard retry mode (the first and two retries)."""
-# https://github.com/boto/botocore/blob/develop/botocore/retries/quota.py and standard.py
-RETRY_QUOTA = 500.0
-"""Retry tokens one SDK client holds in standard mode."""
-RETRY_COST = 5.0
-"""Tokens a retry of a throttle takes (given back if it succeeds)."""
-NO_RETRY_INCREMENT = 1.0
-"""Tokens a request that succeeds at its first attempt gives back."""
-MAX_BACKOFF_S = 20.0
-"""The standard mode's longest wait before a retry."""
-# botocore/data/_retry.json: retry.dynamodb.__default__ (base 0.05, growth factor 2)
-LEGACY_BASE_S = 0.05
-"""The legacy mode's first wait for DynamoDB, doubled at each retry, without jitter."""
-LEGACY_ATTEMPTS = 10
-"""Attempts per request in botocore's legacy mode for DynamoDB."""
-RETRY_MODES = ("standard", "legacy")
-"""How the simulated SDK retries: ``standard`` (jittered waits, a retry quota; the other
-SDKs' default) or ``legacy`` (botocore's default: fixed waits, no quota)."""
-
-
-def modelled(mode: str, max_attempts: int | None = None) -> tuple[str, int]:
-    """The simulated retry mode and attempts for a client's ``--retry-mode`` and
-    ``--max-attempts``: ``adaptive`` retries as ``standard`` (its client-side rate limiter is
-    not modelled), ``none`` makes one attempt.
-
-        >>> modelled("legacy"), modelled("adaptive", 5), modelled("none")
-        (('legacy', 10), ('standard', 5), ('standard', 1))
-    """
-    if mode == "none":
-        return "standard", 1
-    if mode == "legacy":
-        return "legacy", LEGACY_ATTEMPTS if max_attempts is None else max_attempts
-    return "standard", STANDARD_ATTEMPTS if max_attempts is None else max_attempts
-
 
 _STEPS = 16
 """Points per second of the grid the waits are spread on."""
@@ -166,7 +122,8 @@ def landing(
     refused: float, attempt: int, attempts: int, mode: str = "standard"
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Where the later attempts of one request throttled at attempt ``attempt`` (from 0) go,
-    when the second refused ``refused`` of its demand, retried in ``mode`` (`RETRY_MODES`).
+    when the second refused ``refused`` of its demand, retried in ``mode``
+    (`loadgen.retry_modes.MODELLED_MODES`).
 
     Returns ``(same, lands, retries)``: ``same[k]``, attempts number ``k`` (from 0) that come
     back within this second and are throttled again (the key's bucket is empty until the next

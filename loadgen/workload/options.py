@@ -17,6 +17,7 @@ from typing import Any
 from loadgen.client import CLIENTS, RETRY_MODES, RetryPolicy
 from loadgen.design import keys as distributions
 from loadgen.errors import ConfigError
+from loadgen.retry_modes import DEFAULT_RETRY_MODE
 from loadgen.workload.arrivals import ARRIVALS, ArrivalPlan, plan_from_parsed
 
 __all__ = [
@@ -71,7 +72,10 @@ def add_common_arguments(parser: Any) -> None:
         help="Create the table when missing against real AWS (local targets always may)",
     )
     add_argument(
-        parser, "--retry-mode", default="legacy", help=f"SDK retry mode: {', '.join(RETRY_MODES)}"
+        parser,
+        "--retry-mode",
+        default=DEFAULT_RETRY_MODE,
+        help=f"SDK retry mode: {', '.join(RETRY_MODES)}",
     )
     add_argument(
         parser, "--max-attempts", type=int, default=None, help="SDK attempts per call in all"

@@ -18,6 +18,7 @@ from typing import Any
 from loadgen.model.capacity import Charge, cost_of
 from loadgen.model.partitions import PartitionModel
 from loadgen.model.schema import TableSchema
+from loadgen.retry_modes import LEGACY_ATTEMPTS, LEGACY_BASE_S
 
 # Published in the workshop (Steps 2, 3, 6 and 7), each from one run by AWS.
 STEP2_ROWS, STEP2_SECONDS = 500, 17.614499807357788
@@ -30,8 +31,6 @@ STEP6_HUNDRED_S = 0.8499886989593506
 SPREAD = max(STEP3_SECONDS) / min(STEP3_SECONDS)
 """How far two of the workshop's own runs of one step differ (Step 3: 75 s and 134 s): the
 band a single run's figure is held to, either side."""
-LEGACY_ATTEMPTS, LEGACY_BASE_S = 10, 0.05
-"""botocore's legacy retries for DynamoDB (its _retry.json): 10 attempts, 50 ms x 2^n."""
 
 
 def logfile_table(name: str, table_wcu: int, index_wcu: int) -> dict[str, Any]:
