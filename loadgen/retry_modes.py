@@ -1,13 +1,15 @@
 """botocore's retry modes for DynamoDB, in figures: what the clients follow
 (`loadgen.client.retries`) and the model simulates (`loadgen.simulate.retries`), written once.
 
-This module imports nothing: the clients (which load botocore) and ``loadgen check`` (which
-must not) both read it.
+This module imports only the package's errors: the clients (which load botocore) and
+``loadgen check`` (which must not) both read it.
 
     modelled("legacy")     # ("legacy", 10): the mode and attempts the model takes for it
 """
 
 from __future__ import annotations
+
+from loadgen.errors import ConfigError
 
 __all__ = [
     "DEFAULT_RETRY_MODE",
@@ -21,6 +23,7 @@ __all__ = [
     "RETRY_QUOTA",
     "STANDARD_ATTEMPTS",
     "TIMEOUT_RETRY_COST",
+    "check_mode",
     "modelled",
 ]
 
@@ -56,6 +59,14 @@ MODELLED_MODES = ("standard", "legacy")
 SDKs' default) or ``legacy`` (botocore's default: fixed waits, no quota)."""
 
 
+def check_mode(mode: str) -> None:
+    """ConfigError, in one line, for a ``--retry-mode`` botocore does not have."""
+    if mode not in RETRY_MODES:
+        raise ConfigError(
+            f"unknown retry mode {mode!r} (expected one of: {', '.join(RETRY_MODES)})"
+        )
+
+
 def modelled(mode: str, max_attempts: int | None = None) -> tuple[str, int]:
     """The simulated retry mode and attempts for a client's ``--retry-mode`` and
     ``--max-attempts``: ``adaptive`` retries as ``standard`` (its client-side rate limiter is
@@ -64,6 +75,7 @@ def modelled(mode: str, max_attempts: int | None = None) -> tuple[str, int]:
         >>> modelled("legacy"), modelled("adaptive", 5), modelled("none")
         (('legacy', 10), ('standard', 5), ('standard', 1))
     """
+    check_mode(mode)
     if mode == "none":
         return "standard", 1
     if mode == "legacy":

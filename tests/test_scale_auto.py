@@ -283,3 +283,19 @@ def test_the_in_flight_cap_holds_what_a_design_s_retries_hold(
     calm = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
     runner._size_in_flight(calm, SimpleNamespace(scale=0.03))
     assert calm.max_in_flight is None
+
+
+def test_a_retry_mode_botocore_lacks_is_refused_before_a_target_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from loadgen import runner
+    from loadgen.design import load_design
+    from loadgen.errors import ConfigError
+
+    monkeypatch.setattr(RunConfig, "duration_s", lambda self: 20)
+    path = str(ROOT / "examples/designs/counter.yaml")
+    design = load_design(path, "single")
+    config = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
+    config.locust_args = ["--retry-mode", "bogus"]
+    with pytest.raises(ConfigError, match="unknown retry mode 'bogus' \\(expected one of: legacy"):
+        runner._expect_retries(config, design, 1.0)

@@ -26,7 +26,7 @@ from locust.exception import RescheduleTask
 from loadgen.errors import ConfigError
 from loadgen.refusals import HEADER as CAUSE_HEADER
 from loadgen.refusals import Refusal, parse_header
-from loadgen.retry_modes import DEFAULT_RETRY_MODE, RETRY_MODES
+from loadgen.retry_modes import DEFAULT_RETRY_MODE, RETRY_MODES, check_mode
 
 __all__ = [
     "CLIENTS",
@@ -113,10 +113,7 @@ class RetryPolicy:
     """Total attempts per call; None keeps the mode's default (10 for legacy, 3 otherwise)."""
 
     def __post_init__(self) -> None:
-        if self.mode not in RETRY_MODES:
-            raise ConfigError(
-                f"unknown retry mode {self.mode!r} (expected one of: {', '.join(RETRY_MODES)})"
-            )
+        check_mode(self.mode)
         if self.max_attempts is not None and self.max_attempts < 1:
             raise ConfigError(f"max attempts must be >= 1 (got {self.max_attempts})")
 
