@@ -21,7 +21,12 @@ client learns the cause of a throttled transaction or batch item too, where Dyna
 names no reason. Against DynamoDB itself no header comes: the cause is `NOT_REPORTED`, and
 the diagnosis reads the spread of the throttles over the key space instead.
 
-Imports nothing of the project: the model, the emulator and the clients all read it.
+A refused request comes back as the SDK retries it: botocore's retry modes for DynamoDB are
+here in figures too (`RETRY_MODES` to `modelled`), what the clients follow
+(`loadgen.client.retries`) and the model simulates (`loadgen.simulate.retries`).
+
+Imports nothing of the project but its errors: the model, the emulator, the clients and
+``loadgen check`` (which must not load botocore) all read it.
 
     >>> header_value([("capacity", "TableWriteKeyRangeThroughputExceeded", "arn:t")])
     'capacity TableWriteKeyRangeThroughputExceeded arn:t'
@@ -35,16 +40,31 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from loadgen.errors import ConfigError
+
 __all__ = [
     "CANCELLATION_CODES",
     "CAUSES",
     "CONTENTION_RATE",
+    "DEFAULT_RETRY_MODE",
     "HEADER",
+    "LEGACY_ATTEMPTS",
+    "LEGACY_BASE_S",
+    "MAX_BACKOFF_S",
+    "MODELLED_MODES",
     "NOT_REPORTED",
+    "NO_RETRY_INCREMENT",
+    "RETRY_COST",
+    "RETRY_MODES",
+    "RETRY_QUOTA",
+    "STANDARD_ATTEMPTS",
     "THROTTLING_REASONS",
+    "TIMEOUT_RETRY_COST",
     "Cause",
     "Refusal",
+    "check_mode",
     "header_value",
+    "modelled",
     "parse_header",
     "scope_of_arn",
 ]
@@ -143,3 +163,61 @@ def scope_of_arn(arn: str | None) -> tuple[str, str | None] | None:
         return None
     table, _, index = arn.split(":table/", 1)[1].partition("/index/")
     return (table, index or None)
+
+
+# -- how the SDK retries a refused request -----------------------------------------------
+
+RETRY_MODES = ("legacy", "standard", "adaptive", "none")
+"""A client's ``--retry-mode``: botocore's three, and one attempt per call."""
+DEFAULT_RETRY_MODE = "legacy"
+"""botocore's default mode, and a run's clients' without ``--retry-mode``."""
+
+# botocore/data/_retry.json: retry.dynamodb.__default__ (max_attempts 10, base 0.05, factor 2)
+LEGACY_ATTEMPTS = 10
+"""Attempts per call in botocore's legacy mode for DynamoDB."""
+LEGACY_BASE_S = 0.05
+"""The legacy mode's first wait for DynamoDB, doubled at each retry, without jitter."""
+
+# https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html; botocore's
+# retries/standard.py (DEFAULT_MAX_ATTEMPTS, RetryQuotaChecker's _RETRY_COST,
+# _TIMEOUT_RETRY_REQUEST and _NO_RETRY_INCREMENT) and retries/quota.py (INITIAL_CAPACITY)
+STANDARD_ATTEMPTS = 3
+"""Attempts per call in the standard mode (the first and two retries)."""
+MAX_BACKOFF_S = 20.0
+"""The standard mode's longest wait before a retry."""
+RETRY_QUOTA = 500
+"""Retry tokens one client holds in the standard mode."""
+RETRY_COST = 5
+"""Tokens a retry takes (given back if it succeeds)."""
+NO_RETRY_INCREMENT = 1
+"""Tokens a call that succeeds at its first attempt gives back."""
+TIMEOUT_RETRY_COST = 10
+"""Tokens a retry after a timeout takes."""
+
+MODELLED_MODES = ("standard", "legacy")
+"""How the simulated SDK retries: ``standard`` (jittered waits, a retry quota; the other
+SDKs' default) or ``legacy`` (botocore's default: fixed waits, no quota)."""
+
+
+def check_mode(mode: str) -> None:
+    """ConfigError, in one line, for a ``--retry-mode`` botocore does not have."""
+    if mode not in RETRY_MODES:
+        raise ConfigError(
+            f"unknown retry mode {mode!r} (expected one of: {', '.join(RETRY_MODES)})"
+        )
+
+
+def modelled(mode: str, max_attempts: int | None = None) -> tuple[str, int]:
+    """The simulated retry mode and attempts for a client's ``--retry-mode`` and
+    ``--max-attempts``: ``adaptive`` retries as ``standard`` (its client-side rate limiter is
+    not modelled), ``none`` makes one attempt.
+
+        >>> modelled("legacy"), modelled("adaptive", 5), modelled("none")
+        (('legacy', 10), ('standard', 5), ('standard', 1))
+    """
+    check_mode(mode)
+    if mode == "none":
+        return "standard", 1
+    if mode == "legacy":
+        return "legacy", LEGACY_ATTEMPTS if max_attempts is None else max_attempts
+    return "standard", STANDARD_ATTEMPTS if max_attempts is None else max_attempts

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from loadgen.errors import ConfigError, CredentialsError
-from loadgen.retry_modes import DEFAULT_RETRY_MODE as RETRY_MODE
-from loadgen.retry_modes import modelled
+from loadgen.refusals import DEFAULT_RETRY_MODE as RETRY_MODE
+from loadgen.refusals import modelled
 
 __all__ = [
     "EMULATOR_DEFAULTS",

@@ -24,9 +24,8 @@ import botocore.exceptions
 from locust.exception import RescheduleTask
 
 from loadgen.errors import ConfigError
+from loadgen.refusals import DEFAULT_RETRY_MODE, RETRY_MODES, Refusal, check_mode, parse_header
 from loadgen.refusals import HEADER as CAUSE_HEADER
-from loadgen.refusals import Refusal, parse_header
-from loadgen.retry_modes import DEFAULT_RETRY_MODE, RETRY_MODES, check_mode
 
 __all__ = [
     "CLIENTS",

@@ -35,7 +35,7 @@ from typing import Any
 from botocore.retries import adaptive, bucket, quota, throttling
 
 from loadgen.client.base import RetryPolicy
-from loadgen.retry_modes import (
+from loadgen.refusals import (
     LEGACY_ATTEMPTS,
     LEGACY_BASE_S,
     MAX_BACKOFF_S,

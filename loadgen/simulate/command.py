@@ -19,7 +19,7 @@ from loadgen.design.values import rate_per_s, span_s
 from loadgen.errors import ConfigError
 from loadgen.heat.results import write_results
 from loadgen.pricing import add_price_flags, load_prices
-from loadgen.retry_modes import MODELLED_MODES, modelled
+from loadgen.refusals import MODELLED_MODES, modelled
 from loadgen.simulate.cost import cost_lines, needs_replay, profile_cost, provisioned_replay
 from loadgen.simulate.engine import Settings, simulate
 from loadgen.simulate.launch import LAUNCH_S, launch_profile, report_of

@@ -48,7 +48,7 @@ from loadgen.model.partitions import (
     falls_behind,
 )
 from loadgen.model.schema import TableSchema
-from loadgen.retry_modes import (
+from loadgen.refusals import (
     MODELLED_MODES,
     NO_RETRY_INCREMENT,
     RETRY_COST,
@@ -109,7 +109,7 @@ class Settings:
     """Attempts per request: standard mode's 3; 1 turns retries off; legacy mode's 10."""
     retry_mode: str = "standard"
     """How the SDK waits between attempts and whether a quota bounds its retries
-    (`loadgen.retry_modes.MODELLED_MODES`): a run's ``--retry-mode``."""
+    (`loadgen.refusals.MODELLED_MODES`): a run's ``--retry-mode``."""
     start: float = 1_800_000_000.0
     """Unix time of the first simulated second (time generators' clock)."""
     auto_scaling: bool = False

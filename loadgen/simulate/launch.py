@@ -59,8 +59,7 @@ from loadgen.model.partitions import (
 )
 from loadgen.model.sizing import most_partitions, shard_plan
 from loadgen.model.throttling import throttle
-from loadgen.refusals import CONTENTION_RATE
-from loadgen.retry_modes import STANDARD_ATTEMPTS
+from loadgen.refusals import CONTENTION_RATE, STANDARD_ATTEMPTS
 from loadgen.simulate.causes import LimitRecord
 from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult, simulate
 from loadgen.simulate.profile import Profile, constant

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loadgen.retry_modes import LEGACY_BASE_S, MAX_BACKOFF_S
+from loadgen.refusals import LEGACY_BASE_S, MAX_BACKOFF_S
 
 __all__ = [
     "Landed",
@@ -123,7 +123,7 @@ def landing(
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Where the later attempts of one request throttled at attempt ``attempt`` (from 0) go,
     when the second refused ``refused`` of its demand, retried in ``mode``
-    (`loadgen.retry_modes.MODELLED_MODES`).
+    (`loadgen.refusals.MODELLED_MODES`).
 
     Returns ``(same, lands, retries)``: ``same[k]``, attempts number ``k`` (from 0) that come
     back within this second and are throttled again (the key's bucket is empty until the next

@@ -17,7 +17,7 @@ from typing import Any
 from loadgen.client import CLIENTS, RETRY_MODES, RetryPolicy
 from loadgen.design import keys as distributions
 from loadgen.errors import ConfigError
-from loadgen.retry_modes import DEFAULT_RETRY_MODE
+from loadgen.refusals import DEFAULT_RETRY_MODE
 from loadgen.workload.arrivals import ARRIVALS, ArrivalPlan, plan_from_parsed
 
 __all__ = [

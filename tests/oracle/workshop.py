@@ -18,7 +18,7 @@ from typing import Any
 from loadgen.model.capacity import Charge, cost_of
 from loadgen.model.partitions import PartitionModel
 from loadgen.model.schema import TableSchema
-from loadgen.retry_modes import LEGACY_ATTEMPTS, LEGACY_BASE_S
+from loadgen.refusals import LEGACY_ATTEMPTS, LEGACY_BASE_S
 
 # Published in the workshop (Steps 2, 3, 6 and 7), each from one run by AWS.
 STEP2_ROWS, STEP2_SECONDS = 500, 17.614499807357788
