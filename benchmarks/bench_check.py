@@ -35,10 +35,11 @@ DESIGNS = ROOT / "examples" / "designs"
 _SQUAD = 25
 
 
-def twelve_patterns() -> str:
-    """A design of 12 access patterns, one of them a transaction of 100 actions."""
+def twelve_patterns(squad: int = _SQUAD) -> str:
+    """A design of 12 access patterns, one of them a transaction of 4 actions a player of a
+    ``squad`` (100 for the squad of 25)."""
     enrol = []
-    for seat in range(_SQUAD):
+    for seat in range(squad):
         enrol += [
             f'      - {{operation: Update, key: {{PK: "MATCH#{{match}}", SK: "SEAT#{{p{seat}}}"}}, '
             'update: "SET taken = :yes", values: {":yes": 1}}',
@@ -50,7 +51,7 @@ def twelve_patterns() -> str:
             'condition: "attribute_not_exists(PK)"}',
         ]
     players = "\n".join(
-        f"  p{seat}: {{count: 200000, distribution: uniform}}" for seat in range(_SQUAD)
+        f"  p{seat}: {{count: 200000, distribution: uniform}}" for seat in range(squad)
     )
     return f"""\
 name: twelve patterns

@@ -14,7 +14,8 @@ the engine's rate alone, which the machine's other work moves.
 
 ``--deliver`` asks instead whether a run at ``--scale auto`` delivers what it offers: for
 every variant of every shipped design file (or ``--designs FILE:VARIANT,...``) and the
-12-pattern design of ``benchmarks/bench_check.py`` (a throttling 100-action transaction),
+12-pattern design of ``benchmarks/bench_check.py`` (a throttling 100-action transaction, and
+the same design with a squad of 2: an 8-action transaction on the same hot match),
 ``--runs`` real runs of ``loadgen run FILE --design V --scale auto --duration D`` on the
 embedded target, each printed with the scale and in-flight cap chosen, the load offered,
 answered (first attempts answered) and achieved (operations ended) per second and its worst
@@ -100,6 +101,8 @@ def deliver(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as folder:
         own = Path(folder) / "twelve-patterns.yaml"
         own.write_text(twelve_patterns(), encoding="utf-8")
+        pair = Path(folder) / "twelve-patterns-squad-2.yaml"
+        pair.write_text(twelve_patterns(squad=2), encoding="utf-8")
         if args.designs:
             chosen = [
                 (ROOT / "examples" / "designs" / file, variant)
@@ -108,7 +111,7 @@ def deliver(args: argparse.Namespace) -> int:
         else:
             files = sorted((ROOT / "examples" / "designs").glob("*.yaml"))
             chosen = [(path, d.name) for path in files for d in load_designs(str(path))]
-            chosen.append((own, "default"))
+            chosen += [(own, "default"), (pair, "default")]
         print(
             f"{'design':34} {'run':>3} {'scale':>6} {'cap':>5} {'offered/s':>9} "
             f"{'answered/s':>10} {'achieved/s':>10} {'worst 5 s':>9}  held back by"

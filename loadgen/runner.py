@@ -116,6 +116,10 @@ class RunConfig:
     """A design file at ``--scale auto``: requests its launch sends per operation, retries of
     throttled attempts included, as the model counts them
     (`loadgen.simulate.launch.launch_requests`)."""
+    engine_work_per_operation: float = 1.0
+    """A design file at ``--scale auto``: the embedded engine's work per operation, in
+    requests of its warm-up (a transaction of several items is several:
+    `loadgen.emulator.engines.engine_work`)."""
     retry_wait_s: float = 0.0
     """A design file at ``--scale auto``: seconds an operation waits for its retries to be
     sent, on average, as the model counts them: what holds its in-flight slot."""
@@ -530,7 +534,7 @@ def _emulator(
         config.locust_args += defaults.billing
     embedded = EmbeddedEmulator(
         scale=scale,
-        launch_rate=_launch_requests(config) if auto else None,
+        launch_rate=_launch_load(config) if auto else None,
         largest_units=largest if auto else None,
         seed=config.seed,
         upstream=endpoint,
@@ -633,6 +637,7 @@ def run(config: RunConfig) -> dict[str, Any]:
             )
         if config.scale == "auto" and config.open_model:
             _expect_retries(config, design, largest)
+            _expect_engine_work(config, design)
     starting = None if design is None else _starting_plans(config, design)
     written = 0 if starting is None or not config.starting_data else _items(starting[0])
     with _target(config, largest, written) as target:
@@ -811,6 +816,36 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
         )
 
 
+def _expect_engine_work(config: RunConfig, design: Any) -> None:
+    """A design's work for the embedded engine per operation at launch, in requests of its
+    warm-up, for ``--scale auto``: each pattern's requests (`request_shapes`) weighed by
+    `engine_work`, over the file's mix. A throttled attempt never reaches the engine, so its
+    retries are not counted here (they are in `RunConfig.requests_per_operation`)."""
+    from loadgen.emulator.engines import engine_work
+    from loadgen.simulate.demand import request_shapes
+
+    launch = _at_launch(design, config)
+    shapes = request_shapes(launch, launch.generators(seed=config.seed))
+    total = math.fsum(launch.rates.values())
+    work = math.fsum(
+        rate * math.fsum(count * engine_work(*shape) for shape, count in shapes[pid].items())
+        for pid, rate in launch.rates.items()
+    )
+    config.engine_work_per_operation = ratio = work / total if total > 0 else 1.0
+    if ratio > max(1.0, config.requests_per_operation) + 1e-6:
+        heavy = sorted(
+            {f"{op} of {items}" for shapes_of in shapes.values() for op, items in shapes_of
+             if engine_work(op, items) > 1.0}
+        )  # fmt: skip
+        print(
+            f"Design: the embedded engine's work comes to {ratio:.2f} of its warm-up's "
+            f"requests per operation at launch ({', '.join(heavy)} items: DynamoDB Local's "
+            "work grows with a request's items); --scale auto sizes the run for that work",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 IN_FLIGHT_HEADROOM = 2.0
 """``--max-in-flight`` not given: the cap is at least this many times the operations the
 model expects in flight at once (each waiting for its retries as `RunConfig.retry_wait_s`
@@ -854,19 +889,33 @@ def _retries_modelled(config: RunConfig) -> tuple[str, int]:
 
 
 def _launch_requests(config: RunConfig) -> float | None:
-    """Requests/s at AWS scale the run's launch sends, as `--scale auto` sizes the run for."""
+    """Requests/s at AWS scale the run's launch sends, its retries of throttled attempts
+    included: what its load-generator processes carry."""
     launch = config.launch_rate()
     return None if launch is None else launch * config.requests_per_operation
 
 
+def _launch_load(config: RunConfig) -> float | None:
+    """What ``--scale auto`` sizes the run for, per second at AWS scale: its requests
+    (`_launch_requests`), or the engine's work counted in its warm-up's requests
+    (`RunConfig.engine_work_per_operation`) where that is more."""
+    launch = config.launch_rate()
+    per_operation = max(config.requests_per_operation, config.engine_work_per_operation)
+    return None if launch is None else launch * per_operation
+
+
 def _auto_reason(config: RunConfig, target: Target) -> str:
     """Why ``--scale auto`` chose the target's scale, or nothing."""
-    launch = _launch_requests(config)
+    launch = _launch_load(config)
     if not target.scale_auto or target.scale is None or launch is None:
         return ""
     from loadgen.emulator.engines import size_reason
 
-    what = "operations/s" if config.requests_per_operation == 1.0 else "requests/s"
+    what = "operations/s"
+    if config.engine_work_per_operation > max(1.0, config.requests_per_operation):
+        what = "warm-up requests' work/s"
+    elif config.requests_per_operation != 1.0:
+        what = "requests/s"
     offer = f" (--scale auto: {launch:,.0f} {what} at AWS scale offer "
     offer += f"{launch * target.scale:,.0f}/s, "
     if target.engine_rate is None:
@@ -917,11 +966,13 @@ def _engine_warning(config: RunConfig, target: Target) -> str | None:
     rates = config.rates if isinstance(config.rates, dict) else {}
     aws = config.rate or sum(float(r) for r in rates.values())
     offered = aws * target.scale
-    if offered < target.engine_rate / 2:
+    work = offered * max(config.requests_per_operation, config.engine_work_per_operation)
+    if work < target.engine_rate / 2:
         return None
+    weighed = f", {work:,.0f} of the engine's warm-up requests' work" if work > offered else ""
     return (
         f"this run offers {offered:,.0f} operations/s to the emulator (each one or more "
-        f"requests) and its engine, {target.engine}, answered its warm-up at "
+        f"requests{weighed}) and its engine, {target.engine}, answered its warm-up at "
         f"{target.engine_rate:,.0f} requests/s: the load may not be delivered; "
         "--engine moto answers in the emulator's own process and carries more where cores are "
         "few (docs/targets.md: The embedded engine)"

@@ -299,3 +299,52 @@ def test_a_retry_mode_botocore_lacks_is_refused_before_a_target_starts(
     config.locust_args = ["--retry-mode", "bogus"]
     with pytest.raises(ConfigError, match="unknown retry mode 'bogus' \\(expected one of: legacy"):
         runner._expect_retries(config, design, 1.0)
+
+
+def test_a_design_s_engine_work_weighs_its_transactions_and_batches_by_their_items(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loadgen import runner
+    from loadgen.design import load_design
+    from loadgen.emulator.engines import engine_work
+    from loadgen.simulate.demand import request_shapes
+
+    monkeypatch.setattr(RunConfig, "duration_s", lambda self: 20)
+    path = str(ROOT / "examples/designs/orders.yaml")
+    design = load_design(path, "hot-status")
+    shapes = request_shapes(design)
+    # An order is one transaction of its three line items; the others are single requests.
+    assert shapes["create-order"] == {("TransactWriteItems", 3): 1.0}
+    assert shapes["get-profile"] == {("GetItem", 1): 1.0}
+    config = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
+    runner._expect_engine_work(config, design)
+    rates = design.rates
+    expected = (
+        rates["create-order"] * engine_work("TransactWriteItems", 3)
+        + sum(rate for pid, rate in rates.items() if pid != "create-order")
+    ) / sum(rates.values())
+    assert config.engine_work_per_operation == pytest.approx(expected)
+    assert config.engine_work_per_operation > 2
+    assert "TransactWriteItems of 3" in capsys.readouterr().err
+    # --scale auto sizes the run for the larger of the requests and the engine's work; the
+    # load-generator processes are sized for the requests alone.
+    launch = sum(rates.values())
+    assert runner._launch_load(config) == pytest.approx(launch * expected)
+    assert runner._launch_requests(config) == pytest.approx(launch)
+    config.requests_per_operation = 9.0
+    assert runner._launch_load(config) == pytest.approx(launch * 9.0)
+
+
+def test_a_batch_s_shape_counts_its_keys_and_a_sharded_read_its_requests() -> None:
+    from loadgen.design import load_design
+    from loadgen.simulate.demand import request_shapes
+
+    ticketing = load_design(str(ROOT / "examples/designs/ticketing.yaml"), "warm")
+    assert request_shapes(ticketing)["purchase"] == {("TransactWriteItems", 2): 1.0}
+    counter = load_design(str(ROOT / "examples/designs/counter.yaml"), "sharded")
+    (((operation, keys), count),) = request_shapes(counter)["read"].items()
+    assert (operation, count) == ("BatchGetItem", 1.0)
+    assert keys == len(counter.generators()["shard"].values()) > 1
+    chat = load_design(str(ROOT / "examples/designs/chat.yaml"), "read-light")
+    shards = len(chat.generators()["shard"].values())
+    assert request_shapes(chat)["online-now"] == {("Query", 1): float(shards)}

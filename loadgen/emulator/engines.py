@@ -34,6 +34,7 @@ __all__ = [
     "AUTO_SCALES",
     "DEFAULT_WARM_UP_REQUESTS",
     "ENGINES",
+    "ENGINE_WORK",
     "JVM_OPTIONS",
     "LARGEST_REQUEST_SHARE",
     "LONG_RUN_JVM_OPTIONS",
@@ -44,6 +45,7 @@ __all__ = [
     "auto_scale",
     "choose_engine",
     "delivered_scale",
+    "engine_work",
     "jvm_choice",
     "pk_sk_table",
     "scale_argument",
@@ -73,6 +75,19 @@ LONG_RUN_WARM_UP_REQUESTS = 4000
 compiler to have compiled the request path before the run starts."""
 DEFAULT_WARM_UP_REQUESTS = 400
 """Requests each of the engine's two warm-up rounds sends."""
+
+ENGINE_WORK: Mapping[str, tuple[float, float]] = {
+    "TransactWriteItems": (3.1, 1.2),
+    "TransactGetItems": (0.5, 0.23),
+    "BatchWriteItem": (0.5, 0.4),
+    "BatchGetItem": (0.9, 0.12),
+}
+"""What DynamoDB Local's work for a request of several items is, in requests of its warm-up
+(`warm`: single items): a request's own and each item's, by operation; any other request
+counts as one (a Query's items cost it a fortieth of a request each, left out). A model
+choice, measured with ``benchmarks/bench_engine_work.py`` (docs/benchmarks.md; the medians
+of three rounds): a transaction of 4 updates took 7.9 warm-up requests' time, one of 25
+32.9; a BatchGetItem of 4 keys 1.4, of 25 3.8."""
 
 AUTO_SCALES = (1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001)
 """The scales ``--scale auto`` picks from: round figures, so runs at one launch rate on
@@ -208,6 +223,19 @@ def warm(
     if errors:
         raise TargetError(f"engine at {endpoint_url} failed while warming up: {errors[0]}")
     return (requests // 4) * 4 / elapsed
+
+
+def engine_work(operation: str, items: int) -> float:
+    """DynamoDB Local's work for one ``operation`` request of ``items`` items, in requests of
+    its warm-up (`ENGINE_WORK`): what ``--scale auto`` weighs a design's requests by.
+
+        >>> engine_work("TransactWriteItems", 4)
+        7.9
+        >>> engine_work("GetItem", 1), engine_work("BatchGetItem", 4)
+        (1.0, 1.38)
+    """
+    own, each = ENGINE_WORK.get(operation, (1.0, 0.0))
+    return max(1.0, round(own + each * items, 6))
 
 
 def jvm_choice(run_seconds: float | None) -> tuple[tuple[str, ...], int]:

@@ -59,6 +59,7 @@ __all__ = [
     "largest_request",
     "pattern_demands",
     "pattern_units",
+    "request_shapes",
 ]
 
 EXACT_KEYS = 1 << 14
@@ -701,6 +702,36 @@ def largest_request(
                         where = table if index is None else f"{table}/{index}"
                         largest = LargestRequest(units, spec.id, where)
     return largest
+
+
+def request_shapes(
+    design: Design, generators: Mapping[str, ValueGenerator] | None = None
+) -> dict[str, dict[tuple[str, int], float]]:
+    """Per access pattern id, the requests one execution sends by ``(operation, items)``: a
+    transaction's actions, a batch's keys or writes, 1 for any other request; the mean over
+    `PROBES` executions. What an engine's work per operation is weighed from
+    (`loadgen.emulator.engines.engine_work`)."""
+    generators = generators or design.generators()
+    compiled = design.compile(generators)
+    shapes: dict[str, dict[tuple[str, int], float]] = {}
+    for spec in design.patterns:
+        counted = shapes.setdefault(spec.id, {})
+        for _ in range(PROBES):
+            for call in compiled[spec.id].calls(Draws(generators)):
+                shape = (call.operation, _items_of(call.operation, call.params))
+                counted[shape] = counted.get(shape, 0.0) + 1.0 / PROBES
+    return shapes
+
+
+def _items_of(operation: str, params: Mapping[str, Any]) -> int:
+    """The items one request names: a transaction's actions, a batch's keys or writes."""
+    if operation in ("TransactWriteItems", "TransactGetItems"):
+        return len(params["TransactItems"])
+    if operation == "BatchGetItem":
+        return sum(len(table["Keys"]) for table in params["RequestItems"].values())
+    if operation == "BatchWriteItem":
+        return sum(len(writes) for writes in params["RequestItems"].values())
+    return 1
 
 
 def pattern_units(

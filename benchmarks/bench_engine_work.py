@@ -1,0 +1,165 @@
+"""What a request of several items costs the embedded DynamoDB Local, in requests of its warm-up.
+
+``--scale auto`` sizes a run for what the engine answered at its warm-up: single-item
+PutItem, GetItem, UpdateItem and a Query of up to 10 items (`loadgen.emulator.engines.warm`).
+A transaction or a batch holds several items, and DynamoDB Local's work grows with them.
+This script starts DynamoDB Local as a run does (its JVM options), warms it up, writes 500
+items of about 250 bytes, then times each shape below from 4 connections, ``--rounds``
+times in turn: the warm-up's own mix first, then transactions and batches of a small and a
+large count of items. Printed per shape: requests/s and its cost in warm-up requests (the
+mix's rate over the shape's, from the same round). Per operation, the line through its two
+counts gives a request's own cost and each item's: the figures of
+`loadgen.emulator.engines.ENGINE_WORK` (the median over the rounds).
+
+    .venv/bin/python benchmarks/bench_engine_work.py [--rounds 3] [--requests 600]
+
+Figures move with the machine's load; the costs are ratios measured side by side in a round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from loadgen.emulator.engines import (
+    ENGINE_WORK,
+    JVM_OPTIONS,
+    DynamoConnection,
+    pk_sk_table,
+    warm,
+)
+from loadgen.targets.local import DynamoDBLocal
+
+TABLE = "engine-work"
+KEYS = 500
+CONNECTIONS = 4
+
+Shape = Callable[[int], tuple[str, dict[str, Any]]]
+
+
+def _key(i: int) -> dict[str, Any]:
+    return {"pk": {"S": f"p{i % KEYS}"}, "sk": {"S": "s0"}}
+
+
+def _item(i: int) -> dict[str, Any]:
+    return {**_key(i), "v": {"N": "1"}, "pad": {"S": "x" * 200}}
+
+
+_ADD = {"UpdateExpression": "ADD v :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}
+
+
+def _mix(i: int) -> tuple[str, dict[str, Any]]:
+    """The warm-up's four requests in turn."""
+    kind = i % 4
+    if kind == 0:
+        return "PutItem", {"TableName": TABLE, "Item": _item(i)}
+    if kind == 1:
+        return "GetItem", {"TableName": TABLE, "Key": _key(i)}
+    if kind == 2:
+        return "UpdateItem", {"TableName": TABLE, "Key": _key(i), **_ADD}
+    values = {":p": _key(i)["pk"]}
+    query = {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": values}
+    return "Query", {"TableName": TABLE, **query, "Limit": 10}
+
+
+def shapes(counts: tuple[int, int]) -> dict[tuple[str, int], Shape]:
+    """(operation, items) -> the request of item ``i``'s turn."""
+    made: dict[tuple[str, int], Shape] = {}
+    for n in counts:
+
+        def transact_write(i: int, n: int = n) -> tuple[str, dict[str, Any]]:
+            actions = [
+                {"Update": {"TableName": TABLE, "Key": _key(i * n + j), **_ADD}} for j in range(n)
+            ]
+            return "TransactWriteItems", {"TransactItems": actions}
+
+        def transact_get(i: int, n: int = n) -> tuple[str, dict[str, Any]]:
+            actions = [{"Get": {"TableName": TABLE, "Key": _key(i * n + j)}} for j in range(n)]
+            return "TransactGetItems", {"TransactItems": actions}
+
+        def batch_write(i: int, n: int = n) -> tuple[str, dict[str, Any]]:
+            puts = [{"PutRequest": {"Item": _item(i * n + j)}} for j in range(n)]
+            return "BatchWriteItem", {"RequestItems": {TABLE: puts}}
+
+        def batch_get(i: int, n: int = n) -> tuple[str, dict[str, Any]]:
+            keys = [_key(i * n + j) for j in range(n)]
+            return "BatchGetItem", {"RequestItems": {TABLE: {"Keys": keys}}}
+
+        made[("TransactWriteItems", n)] = transact_write
+        made[("TransactGetItems", n)] = transact_get
+        made[("BatchWriteItem", n)] = batch_write
+        made[("BatchGetItem", n)] = batch_get
+    return made
+
+
+def rate(endpoint_url: str, shape: Shape, requests: int) -> float:
+    """Requests/s of ``shape`` from `CONNECTIONS` connections at once."""
+
+    def load(worker: int) -> None:
+        connection = DynamoConnection(endpoint_url)
+        try:
+            for i in range(worker, requests, CONNECTIONS):
+                connection.call(*shape(i))
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=load, args=(w,)) for w in range(CONNECTIONS)]
+    started = time.perf_counter()
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    return requests / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--requests", type=int, default=600, help="of each shape, per round")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.requests < CONNECTIONS:
+        raise SystemExit(f"error: --rounds at least 1, --requests at least {CONNECTIONS}")
+    counts = (4, 25)
+    every = shapes(counts)
+    costs: dict[tuple[str, int], list[float]] = {shape: [] for shape in every}
+    with DynamoDBLocal(java_options=JVM_OPTIONS) as engine:
+        url = engine.endpoint_url
+        print(f"warm-up: {warm(url):,.0f} requests/s")
+        setup = DynamoConnection(url)
+        setup.call("CreateTable", pk_sk_table(TABLE))
+        for i in range(KEYS):
+            setup.call("PutItem", {"TableName": TABLE, "Item": _item(i)})
+        setup.close()
+        for round_ in range(1, args.rounds + 1):
+            mix = rate(url, _mix, args.requests)
+            print(f"round {round_}: the warm-up's mix {mix:,.0f} requests/s")
+            for (operation, n), shape in every.items():
+                per_s = rate(url, shape, max(CONNECTIONS, args.requests // n * 2))
+                costs[(operation, n)].append(mix / per_s)
+                print(
+                    f"  {operation:<20} {n:>3} items {per_s:>8,.0f}/s  "
+                    f"{mix / per_s:6.2f} warm-up requests"
+                )
+    small, large = counts
+    print(
+        f"\n{'operation':<20} {'request':>8} {'an item':>8}   "
+        f"(median of {args.rounds}; ENGINE_WORK now)"
+    )
+    for operation in dict.fromkeys(op for op, _ in every):
+        low = statistics.median(costs[(operation, small)])
+        high = statistics.median(costs[(operation, large)])
+        each = (high - low) / (large - small)
+        own = low - each * small
+        print(f"{operation:<20} {own:>8.2f} {each:>8.2f}   {ENGINE_WORK.get(operation)}")
+
+
+if __name__ == "__main__":
+    main()
