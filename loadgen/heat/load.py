@@ -285,13 +285,25 @@ def _delivery(
         if ratio < DELIVERY_RATIO:
             failing.update(range(i, i + width))
     delivered = not failing and worst is not None
+    short = [checked[i] for i in sorted(failing)]
+    grew = None if delivered else _latency_growth(columns, short)
     return {
         "delivered": delivered,
         "worst_window": worst,
-        "bottleneck": None
-        if delivered
-        else _bottleneck(columns, [checked[i] for i in sorted(failing)], plan, cpu, processes),
+        "bottleneck": None if delivered else _bottleneck(columns, short, plan, cpu, processes),
+        "answer_ms_grew": None if grew is None else [round(ms, 3) for ms in grew],
     }
+
+
+def _latency_growth(columns: list[Second], failing: list[Second]) -> tuple[float, float] | None:
+    """(early, worst) mean time to a first answer, in ms, where it grew `LATENCY_GROWTH` times
+    from the run's first window to its windows that fell short: the target fell behind, and
+    requests waited on it (the SDK's waits between retries are not the target's)."""
+    early = [c.answer_ms / c.answered for c in columns[:DELIVERY_WINDOW_S] if c.answered]
+    late = [c.answer_ms / c.answered for c in failing if c.answered]
+    if early and late and max(late) > LATENCY_GROWTH * min(early) and max(late) > 1.0:
+        return min(early), max(late)
+    return None
 
 
 def _bottleneck(
@@ -329,13 +341,11 @@ def _bottleneck(
         causes.append(
             f"in-flight cap reached (--max-in-flight {cap}{per}): {capped} arrivals dropped"
         )
-    # The first answer's time: the SDK's waits between retries are not the target's.
-    early = [c.answer_ms / c.answered for c in columns[:DELIVERY_WINDOW_S] if c.answered]
-    late = [c.answer_ms / c.answered for c in failing if c.answered]
-    if early and late and max(late) > LATENCY_GROWTH * min(early) and max(late) > 1.0:
+    grew = _latency_growth(columns, failing)
+    if grew is not None:
         causes.append(
-            f"target latency growing (mean time to a first answer {min(early):.0f} ms to "
-            f"{max(late):.0f} ms)"
+            f"target latency growing (mean time to a first answer {grew[0]:.0f} ms to "
+            f"{grew[1]:.0f} ms)"
         )
     return "; ".join(causes) or "answers fell short of arrivals with no cause seen"
 

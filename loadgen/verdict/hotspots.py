@@ -24,6 +24,7 @@ from loadgen.model.sizing import RISK, shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.findings import GUIDES, READ_CEILING, WRITE_CEILING, Finding, ceiling
+from loadgen.verdict.patterns import MAX_THROTTLED_SHARE
 from loadgen.verdict.throttles import Demand, ThrottleGroup, key_demand, key_shards
 
 __all__ = ["key_finding", "moving_hot_spot"]
@@ -200,6 +201,8 @@ def key_finding(
     if group is not None and place.bucket is not None and place.share < HOT_KEY_SHARE:
         return _hot_range(results, scope, side, place, group, partitions)
     asked, patterns = _key_demand(results, scope, side, place.key, want)
+    if group is None and asked and asked < RISK * ceiling(side):
+        return None  # the launch's demand (check's figure) is what a warning is about
     cause = ""
     if group is not None:
         cause = (
@@ -225,6 +228,8 @@ def key_finding(
     higher = "" if asked or group is None else "; it was throttled, so the demand was higher"
     planned = key_shards(results, scope, side, place.key)  # check's, as --remedy writes it
     index = scope.index
+    if group is not None and not planned and _check_passes(results, patterns):
+        return _bunched_key(results, scope, side, place.key, evidence, patterns, asked, attempts)
     if side == "read":
         return Finding(
             "hot-gsi-key" if index is not None else "hot-key",
@@ -287,6 +292,61 @@ def key_finding(
         tuple(patterns),
         asked or None,
         shards,
+    )
+
+
+def _check_passes(results: dict[str, Any], patterns: list[str]) -> bool:
+    """Whether check (the model at the launch's rates, AWS scale: ``design.check``) passes
+    every pattern of ``patterns`` on its throttles; False where it has no figure for one."""
+    checked = {
+        p["id"]: p for p in ((results.get("design") or {}).get("check") or {}).get("patterns") or ()
+    }
+    return bool(patterns) and all(
+        pid in checked and float(checked[pid].get("throttled_share") or 0.0) <= MAX_THROTTLED_SHARE
+        for pid in patterns
+    )
+
+
+def _bunched_key(
+    results: dict[str, Any],
+    scope: Scope,
+    side: str,
+    key: str,
+    evidence: str,
+    patterns: list[str],
+    asked: float,
+    attempts: float,
+) -> Finding:
+    """A key the run throttled where check passes every pattern on it at the launch's rates:
+    the run's seconds bunched above a partition's ceiling (a scaled run's arrivals vary more
+    than AWS's; a run that fell behind sends what waited in bunches), which the launch's
+    demand does not. Nothing to shard: the figure is check's."""
+    load = results.get("load") or {}
+    grew = load.get("answer_ms_grew") if not load.get("delivered", True) else None
+    why = (
+        f"the target fell behind (a first answer took {grew[0]:.0f} ms at the start, "
+        f"{grew[1]:.0f} ms at the worst) and what waited on it came in bunches"
+        if grew
+        else "a scaled run's seconds vary more about their mean than AWS's"
+    )
+    index = scope.index
+    return Finding(
+        "hot-gsi-key" if index is not None else "hot-key",
+        scope.name,
+        (key,),
+        f"A {'GSI ' if index is not None else ''}key throttled in seconds above its "
+        f"partition's ceiling: {key} on "
+        + (f"index {index} of {scope.table}" if index else scope.name),
+        f"{evidence} check passes every pattern on it at the launch's rates; these attempts "
+        f"met seconds whose arrivals bunched above the ceiling: {why}.",
+        "Nothing is needed for the launch's demand (check's figures); judge the key where "
+        "the load is delivered at a larger --scale, or with loadgen simulate.",
+        GUIDES["write-sharding" if side == "write" else "caching"],
+        attempts,
+        "partition",
+        tuple(patterns),
+        asked or None,
+        None,
     )
 
 

@@ -226,6 +226,7 @@ def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
                 ),
                 rows.get(pattern["id"]) or {},
                 design,
+                load,
             ),
             behind,
         )
@@ -234,24 +235,30 @@ def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
 
 
 def _bunched(
-    verdict: PatternVerdict, row: dict[str, Any], design: dict[str, Any]
+    verdict: PatternVerdict, row: dict[str, Any], design: dict[str, Any], load: dict[str, Any]
 ) -> PatternVerdict:
     """A pattern that fails on its throttles alone, in a run at a scale below AWS's, where
     check expects it to pass at AWS scale and the model expects throttles of that size in a
     run at the run's scale (``design.at_scale``, `BUNCHING`): not judged. A partition's second
     at scale 0.05 holds a twentieth of AWS's arrivals, which vary about 4.5 times as much
-    about their mean: a margin DynamoDB carries, a scaled run can refuse."""
+    about their mean: a margin DynamoDB carries, a scaled run can refuse.
+
+    Nor is one whose run fell behind (``load.answer_ms_grew``: its load not delivered, the
+    time to a first answer grown): requests that waited on the target reach the partition
+    model in bunches its launch would not send, whatever the model expects at the scale."""
     expected = design.get("at_scale") or {}
     shares = expected.get("throttled_share") or {}
     checked = {p["id"]: p for p in (design.get("check") or {}).get("patterns") or ()}
     at_aws = checked.get(verdict.id)
     here = shares.get(verdict.id)
+    behind = load.get("answer_ms_grew") if not load.get("delivered", True) else None
     if (
         verdict.status != FAIL
         or at_aws is None
         or here is None
         or float(at_aws.get("throttled_share") or 0.0) > MAX_THROTTLED_SHARE
-        or not 0.0 < verdict.throttled_share <= BUNCHING * float(here)
+        or verdict.throttled_share <= 0.0
+        or (behind is None and verdict.throttled_share > BUNCHING * float(here))
         or _failures(replace(verdict, throttled_attempts=0), row)
     ):
         return verdict
@@ -260,10 +267,20 @@ def _bunched(
     said = (
         f"{_percent(verdict.throttled_share)} of attempts throttled{by}, where the model "
         f"expects {_percent(float(here))} in a run at scale {scale:g} and "
-        f"{_percent(float(at_aws.get('throttled_share') or 0.0))} at AWS scale: a scaled "
-        f"run's seconds vary {1 / math.sqrt(scale):.1f} times as much as AWS's (judge it at a "
-        "larger --scale, or with loadgen simulate)"
+        f"{_percent(float(at_aws.get('throttled_share') or 0.0))} at AWS scale: "
     )
+    if behind is not None:
+        early, worst = behind
+        said += (
+            f"the target fell behind (a first answer took {early:.0f} ms at the start, "
+            f"{worst:.0f} ms at the worst), so requests reached the partition model in bunches "
+            "(judge it where the load is delivered: more cores, or --rate-scale below 1)"
+        )
+    else:
+        said += (
+            f"a scaled run's seconds vary {1 / math.sqrt(scale):.1f} times as much as AWS's "
+            "(judge it at a larger --scale, or with loadgen simulate)"
+        )
     reasons = [said, *(r for r in verdict.reasons[1:] if r.startswith("load not delivered"))]
     return replace(verdict, status=NOT_JUDGED, reasons=tuple(reasons))
 

@@ -86,6 +86,9 @@ def test_the_bottleneck_names_cpu_the_in_flight_cap_and_a_slowing_target() -> No
     assert "load generator CPU at 97% (Locust warns at 90%)" in bottleneck
     assert "in-flight cap reached (--max-in-flight 20): 360 arrivals dropped" in bottleneck
     assert "target latency growing (mean time to a first answer 5 ms to 400 ms)" in bottleneck
+    # The same figures, for a verdict to read: the run fell behind its target.
+    assert ledger.summary()["answer_ms_grew"] == [5.0, 400.0]
+    assert ledger_of([100] * 10, [100] * 10).summary()["answer_ms_grew"] is None
 
 
 def test_workers_ledgers_merge_through_the_recorders_report() -> None:

@@ -56,6 +56,59 @@ def test_shards_are_sized_on_the_launch_demand_the_design_declares() -> None:
     assert finding.patterns == ("increment",)
 
 
+def _throttled_under_check_s_figure(launch_rate: float) -> dict:
+    """GLOBAL throttled in the run; the launch asks ``launch_rate`` write units/s of it, and
+    check passes its one pattern."""
+    results = make_results(
+        steady("t", ["GLOBAL"], per_second=60, throttled=1),
+        [
+            op_row("increment", "UpdateItem", 600, units={"t": {"read": 0, "write": 600}},
+                   scope_keys={"t": {"key": "GLOBAL", "share": 1.0}})
+        ],
+    )  # fmt: skip
+    with_design(results, [pattern("increment", "UpdateItem", launch_rate, table="t")])
+    results["design"]["check"] = {
+        "patterns": [{"id": "increment", "rate": launch_rate, "throttled_share": 0.0,
+                      "units_per_operation": {"t": {"read": 0.0, "write": 1.0}}}],
+    }  # fmt: skip
+    return results
+
+
+def test_a_key_check_passes_is_not_sharded_for_a_run_s_bunched_seconds() -> None:
+    # The launch asks 400 write units/s of GLOBAL, and check passes it: the run's throttles
+    # met seconds that bunched above the ceiling, in a run whose target fell behind.
+    results = _throttled_under_check_s_figure(400.0)
+    results["load"] = {**(results.get("load") or {}), "delivered": False,
+                       "answer_ms_grew": [80.0, 552.0]}  # fmt: skip
+    (finding,) = diagnose(results)
+    assert (finding.kind, finding.keys, finding.figure) == ("hot-key", ("GLOBAL",), None)
+    assert "check passes every pattern on it at the launch's rates" in finding.evidence
+    assert "the target fell behind (a first answer took 80 ms" in finding.evidence
+    assert finding.remedy.startswith("Nothing is needed for the launch's demand")
+    # Where check fails the pattern too, the key is sharded on the launch's demand.
+    results["design"]["check"]["patterns"][0]["throttled_share"] = 0.3
+    (finding,) = diagnose(results)
+    assert "N = 1" in finding.remedy or "N = 2" in finding.remedy
+    assert finding.figure is not None
+
+
+def test_a_heat_warning_is_about_the_launch_s_demand_where_check_has_it() -> None:
+    # 600 write units/s measured on GLOBAL without a throttle: a warning on the run's heat,
+    # but none where check's figure for the launch is below half a partition.
+    results = make_results(
+        steady("t", ["GLOBAL"], per_second=60),
+        [
+            op_row("increment", "UpdateItem", 600, units={"t": {"read": 0, "write": 600}},
+                   scope_keys={"t": {"key": "GLOBAL", "share": 1.0}})
+        ],
+    )  # fmt: skip
+    assert [f.keys for f in diagnose(results)] == [("GLOBAL",)]
+    with_design(results, [pattern("increment", "UpdateItem", 300.0, table="t")])
+    assert [f for f in diagnose(results) if f.keys == ("GLOBAL",)] == []
+    with_design(results, [pattern("increment", "UpdateItem", 900.0, table="t")])
+    assert [f.keys for f in diagnose(results)] == [("GLOBAL",)]
+
+
 def test_a_conditional_counter_is_told_what_sharding_it_implies() -> None:
     results = make_results(
         steady("t", ["STOCK"], per_second=60, throttled=1),

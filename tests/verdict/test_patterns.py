@@ -369,6 +369,25 @@ def test_throttles_a_scaled_runs_bunched_seconds_explain_are_not_judged() -> Non
     assert "4.5 times as much as AWS's" in verdict.reason
 
 
+def test_throttles_of_a_run_that_fell_behind_its_target_are_not_judged_where_check_passes() -> None:
+    # Ten times what the model expects at the scale, in a run whose target fell behind: the
+    # requests that waited on it came in bunches. check passes it at AWS scale.
+    results = _bunched_results(expected=0.001, at_aws=0.0)
+    results["load"] = {**(results.get("load") or {}), "delivered": False,
+                       "answer_ms_grew": [80.0, 552.0]}  # fmt: skip
+    (verdict,) = pattern_verdicts(results)
+    assert verdict.status == NOT_JUDGED
+    behind = "the target fell behind (a first answer took 80 ms at the start, 552 ms at the worst)"
+    assert behind in verdict.reason
+    # A run that delivered its load, or a pattern check fails too, is judged as before.
+    results["load"]["delivered"] = True
+    assert pattern_verdicts(results)[0].status == FAIL
+    results = _bunched_results(expected=0.001, at_aws=0.05)
+    results["load"] = {**(results.get("load") or {}), "delivered": False,
+                       "answer_ms_grew": [80.0, 552.0]}  # fmt: skip
+    assert pattern_verdicts(results)[0].status == FAIL
+
+
 def test_throttles_past_what_the_scale_explains_or_at_aws_scale_still_fail() -> None:
     # The model expects a tenth of them at this scale: the run saw more than bunching.
     (verdict,) = pattern_verdicts(_bunched_results(expected=0.001, at_aws=0.0))
