@@ -297,12 +297,15 @@ def key_finding(
 
 def _check_passes(results: dict[str, Any], patterns: list[str]) -> bool:
     """Whether check (the model at the launch's rates, AWS scale: ``design.check``) passes
-    every pattern of ``patterns`` on its throttles; False where it has no figure for one."""
+    every pattern of ``patterns``, its throttles within a pattern's verdict; False where it
+    has no figure for one."""
     checked = {
         p["id"]: p for p in ((results.get("design") or {}).get("check") or {}).get("patterns") or ()
     }
     return bool(patterns) and all(
-        pid in checked and float(checked[pid].get("throttled_share") or 0.0) <= MAX_THROTTLED_SHARE
+        pid in checked
+        and checked[pid].get("verdict") != "FAIL"
+        and float(checked[pid].get("throttled_share") or 0.0) <= MAX_THROTTLED_SHARE
         for pid in patterns
     )
 
