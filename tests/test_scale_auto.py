@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -256,18 +257,27 @@ def test_a_design_run_at_scale_auto_sizes_the_run_for_its_requests(
     assert config.retry_wait_s == 0.0
 
 
+def _design_at_scale_auto(
+    monkeypatch: pytest.MonkeyPatch, file: str, variant: str
+) -> tuple[Any, RunConfig]:
+    """A shipped design's variant, and a run of it at ``--scale auto`` for 20 s."""
+    from loadgen.design import load_design
+
+    # Locust's timespan parser, imported here after ssl, would patch a live process late.
+    monkeypatch.setattr(RunConfig, "duration_s", lambda self: 20)
+    path = str(ROOT / "examples/designs" / file)
+    design = load_design(path, variant)
+    return design, RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
+
+
 def test_the_in_flight_cap_holds_what_a_design_s_retries_hold(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from types import SimpleNamespace
 
     from loadgen import runner
-    from loadgen.design import load_design
 
-    monkeypatch.setattr(RunConfig, "duration_s", lambda self: 20)
-    path = str(ROOT / "examples/designs/chat.yaml")
-    design = load_design(path, "status-index")
-    config = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
+    design, config = _design_at_scale_auto(monkeypatch, "chat.yaml", "status-index")
     runner._expect_retries(config, design, 1.0)
     # online-now's Query is throttled about three times in four; in the legacy mode an
     # operation waits seconds for its retries.
@@ -280,7 +290,7 @@ def test_the_in_flight_cap_holds_what_a_design_s_retries_hold(
     config.max_in_flight = 50
     runner._size_in_flight(config, SimpleNamespace(scale=0.03))
     assert config.max_in_flight == 50
-    calm = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
+    calm = RunConfig(workload=config.workload, scale="auto", duration="20s", rates=design.rates)
     runner._size_in_flight(calm, SimpleNamespace(scale=0.03))
     assert calm.max_in_flight is None
 
@@ -289,13 +299,8 @@ def test_a_retry_mode_botocore_lacks_is_refused_before_a_target_starts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from loadgen import runner
-    from loadgen.design import load_design
-    from loadgen.errors import ConfigError
 
-    monkeypatch.setattr(RunConfig, "duration_s", lambda self: 20)
-    path = str(ROOT / "examples/designs/counter.yaml")
-    design = load_design(path, "single")
-    config = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
+    design, config = _design_at_scale_auto(monkeypatch, "counter.yaml", "single")
     config.locust_args = ["--retry-mode", "bogus"]
     with pytest.raises(ConfigError, match="unknown retry mode 'bogus' \\(expected one of: legacy"):
         runner._expect_retries(config, design, 1.0)
@@ -305,18 +310,14 @@ def test_a_design_s_engine_work_weighs_its_transactions_and_batches_by_their_ite
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from loadgen import runner
-    from loadgen.design import load_design
     from loadgen.emulator.engines import engine_work
     from loadgen.simulate.demand import request_shapes
 
-    monkeypatch.setattr(RunConfig, "duration_s", lambda self: 20)
-    path = str(ROOT / "examples/designs/orders.yaml")
-    design = load_design(path, "hot-status")
+    design, config = _design_at_scale_auto(monkeypatch, "orders.yaml", "hot-status")
     shapes = request_shapes(design)
     # An order is one transaction of its three line items; the others are single requests.
     assert shapes["create-order"] == {("TransactWriteItems", 3): 1.0}
     assert shapes["get-profile"] == {("GetItem", 1): 1.0}
-    config = RunConfig(workload=path, scale="auto", duration="20s", rates=dict(design.rates))
     runner._expect_engine_work(config, design)
     rates = design.rates
     expected = (
