@@ -35,6 +35,7 @@ from loadgen.emulator.engines import (
     DynamoConnection,
     pk_sk_table,
     warm,
+    warm_up_requests,
 )
 from loadgen.targets.local import DynamoDBLocal
 
@@ -57,17 +58,8 @@ _ADD = {"UpdateExpression": "ADD v :one", "ExpressionAttributeValues": {":one": 
 
 
 def _mix(i: int) -> tuple[str, dict[str, Any]]:
-    """The warm-up's four requests in turn."""
-    kind = i % 4
-    if kind == 0:
-        return "PutItem", {"TableName": TABLE, "Item": _item(i)}
-    if kind == 1:
-        return "GetItem", {"TableName": TABLE, "Key": _key(i)}
-    if kind == 2:
-        return "UpdateItem", {"TableName": TABLE, "Key": _key(i), **_ADD}
-    values = {":p": _key(i)["pk"]}
-    query = {"KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": values}
-    return "Query", {"TableName": TABLE, **query, "Limit": 10}
+    """The warm-up's own requests (`warm_up_requests`), one at a time in their order."""
+    return warm_up_requests(i // 4, TABLE)[i % 4]
 
 
 def shapes(counts: tuple[int, int]) -> dict[tuple[str, int], Shape]:

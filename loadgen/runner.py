@@ -210,6 +210,12 @@ class RunConfig:
             total = max([total, *(float(s.get("rate", 0)) for s in self.stages)])
         return total or None
 
+    @property
+    def load_per_operation(self) -> float:
+        """What ``--scale auto`` sizes a run for per operation: its requests, or the engine's
+        work counted in its warm-up's requests where that is more."""
+        return max(self.requests_per_operation, self.engine_work_per_operation)
+
     def validate(self) -> None:
         if self.workload not in WORKLOADS and not (
             self.workload.endswith(".py") or self.design_file
@@ -896,12 +902,10 @@ def _launch_requests(config: RunConfig) -> float | None:
 
 
 def _launch_load(config: RunConfig) -> float | None:
-    """What ``--scale auto`` sizes the run for, per second at AWS scale: its requests
-    (`_launch_requests`), or the engine's work counted in its warm-up's requests
-    (`RunConfig.engine_work_per_operation`) where that is more."""
+    """What ``--scale auto`` sizes the run for, per second at AWS scale
+    (`RunConfig.load_per_operation`)."""
     launch = config.launch_rate()
-    per_operation = max(config.requests_per_operation, config.engine_work_per_operation)
-    return None if launch is None else launch * per_operation
+    return None if launch is None else launch * config.load_per_operation
 
 
 def _auto_reason(config: RunConfig, target: Target) -> str:
@@ -912,7 +916,7 @@ def _auto_reason(config: RunConfig, target: Target) -> str:
     from loadgen.emulator.engines import size_reason
 
     what = "operations/s"
-    if config.engine_work_per_operation > max(1.0, config.requests_per_operation):
+    if config.load_per_operation > max(1.0, config.requests_per_operation):
         what = "warm-up requests' work/s"
     elif config.requests_per_operation != 1.0:
         what = "requests/s"
@@ -966,7 +970,7 @@ def _engine_warning(config: RunConfig, target: Target) -> str | None:
     rates = config.rates if isinstance(config.rates, dict) else {}
     aws = config.rate or sum(float(r) for r in rates.values())
     offered = aws * target.scale
-    work = offered * max(config.requests_per_operation, config.engine_work_per_operation)
+    work = offered * config.load_per_operation
     if work < target.engine_rate / 2:
         return None
     weighed = f", {work:,.0f} of the engine's warm-up requests' work" if work > offered else ""

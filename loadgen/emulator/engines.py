@@ -52,6 +52,7 @@ __all__ = [
     "size_reason",
     "smallest_faithful_scale",
     "warm",
+    "warm_up_requests",
 ]
 
 ENGINES = ("auto", "dynamodb-local", "moto", "localstack")
@@ -194,11 +195,8 @@ def warm(
         connection = DynamoConnection(endpoint_url)
         try:
             for i in range(worker, requests // 4, connections):
-                key = {"pk": {"S": f"k{i % 16}"}, "sk": {"S": f"s{i}"}}
-                connection.call("PutItem", {"TableName": _WARM_TABLE, "Item": {**key, **_ONE}})
-                connection.call("GetItem", {"TableName": _WARM_TABLE, "Key": key})
-                connection.call("UpdateItem", {"TableName": _WARM_TABLE, "Key": key, **_ADD})
-                connection.call("Query", {"TableName": _WARM_TABLE, **_query(key)})
+                for operation, body in warm_up_requests(i):
+                    connection.call(operation, body)
         except (OSError, http.client.HTTPException) as exc:
             errors.append(exc)
         finally:
@@ -223,6 +221,23 @@ def warm(
     if errors:
         raise TargetError(f"engine at {endpoint_url} failed while warming up: {errors[0]}")
     return (requests // 4) * 4 / elapsed
+
+
+def warm_up_requests(turn: int, table: str = _WARM_TABLE) -> list[tuple[str, dict[str, Any]]]:
+    """The four requests of the warm-up's ``turn`` on ``table`` (keyed by string ``pk`` and
+    ``sk``): a PutItem of a new item, a GetItem and an UpdateItem of it, and a Query of up to
+    10 items under its key, one of 16.
+
+        >>> [operation for operation, _ in warm_up_requests(0)]
+        ['PutItem', 'GetItem', 'UpdateItem', 'Query']
+    """
+    key = {"pk": {"S": f"k{turn % 16}"}, "sk": {"S": f"s{turn}"}}
+    return [
+        ("PutItem", {"TableName": table, "Item": {**key, **_ONE}}),
+        ("GetItem", {"TableName": table, "Key": key}),
+        ("UpdateItem", {"TableName": table, "Key": key, **_ADD}),
+        ("Query", {"TableName": table, **_query(key)}),
+    ]
 
 
 def engine_work(operation: str, items: int) -> float:

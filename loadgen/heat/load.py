@@ -290,7 +290,7 @@ def _delivery(
     return {
         "delivered": delivered,
         "worst_window": worst,
-        "bottleneck": None if delivered else _bottleneck(columns, short, plan, cpu, processes),
+        "bottleneck": None if delivered else _bottleneck(short, grew, plan, cpu, processes),
         "answer_ms_grew": None if grew is None else [round(ms, 3) for ms in grew],
     }
 
@@ -307,14 +307,14 @@ def _latency_growth(columns: list[Second], failing: list[Second]) -> tuple[float
 
 
 def _bottleneck(
-    columns: list[Second],
     failing: list[Second],
+    grew: tuple[float, float] | None,
     plan: dict[str, Any],
     measured: dict[str, Any] | None = None,
     processes: int = 1,
 ) -> str:
     """What the run saw while the load fell short: a process out of CPU, the generator's
-    clock, the cap or the target."""
+    clock, the cap or the target (``grew``: its time to a first answer, `_latency_growth`)."""
     if not failing:
         return "no complete second to measure"
     from loadgen.heat.cpu import ran_out
@@ -341,7 +341,6 @@ def _bottleneck(
         causes.append(
             f"in-flight cap reached (--max-in-flight {cap}{per}): {capped} arrivals dropped"
         )
-    grew = _latency_growth(columns, failing)
     if grew is not None:
         causes.append(
             f"target latency growing (mean time to a first answer {grew[0]:.0f} ms to "

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["HELD_SHARE", "cap_holders", "shortfall_words"]
+__all__ = ["HELD_SHARE", "cap_holders", "fell_behind", "shortfall_words"]
 
 HELD_SHARE = 0.5
 """The share of the in-flight slots' time that the throttled patterns must have held for the
@@ -44,6 +44,21 @@ def shortfall_words(results: dict[str, Any], pattern: str, *, throttled_over: fl
     if load.get("dropped_at_cap"):
         said.append(cap_holders(results, throttled_over=throttled_over))
     return "; ".join(filter(None, said)) or "no cause measured"
+
+
+def fell_behind(results: dict[str, Any]) -> str | None:
+    """Where a run that did not deliver its load fell behind its target (``load.answer_ms_grew``,
+    the time to a first answer grown), in words; None otherwise. Requests that waited on the
+    target reach the partition model in bunches its launch would not send."""
+    load = results.get("load") or {}
+    grew = load.get("answer_ms_grew")
+    if load.get("delivered", True) or not grew:
+        return None
+    early, worst = grew
+    return (
+        f"the target fell behind (a first answer took {early:.0f} ms at the start, "
+        f"{worst:.0f} ms at the worst)"
+    )
 
 
 def cap_holders(results: dict[str, Any], *, throttled_over: float) -> str:

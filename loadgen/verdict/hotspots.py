@@ -23,9 +23,16 @@ from loadgen.model.hashing import bucket_of
 from loadgen.model.sizing import RISK, shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
+from loadgen.verdict.delivery import fell_behind
 from loadgen.verdict.findings import GUIDES, READ_CEILING, WRITE_CEILING, Finding, ceiling
 from loadgen.verdict.patterns import MAX_THROTTLED_SHARE
-from loadgen.verdict.throttles import Demand, ThrottleGroup, key_demand, key_shards
+from loadgen.verdict.throttles import (
+    Demand,
+    ThrottleGroup,
+    checked_patterns,
+    key_demand,
+    key_shards,
+)
 
 __all__ = ["key_finding", "moving_hot_spot"]
 
@@ -299,9 +306,7 @@ def _check_passes(results: dict[str, Any], patterns: list[str]) -> bool:
     """Whether check (the model at the launch's rates, AWS scale: ``design.check``) passes
     every pattern of ``patterns``, its throttles within a pattern's verdict; False where it
     has no figure for one."""
-    checked = {
-        p["id"]: p for p in ((results.get("design") or {}).get("check") or {}).get("patterns") or ()
-    }
+    checked = checked_patterns(results)
     return bool(patterns) and all(
         pid in checked
         and checked[pid].get("verdict") != "FAIL"
@@ -324,12 +329,10 @@ def _bunched_key(
     the run's seconds bunched above a partition's ceiling (a scaled run's arrivals vary more
     than AWS's; a run that fell behind sends what waited in bunches), which the launch's
     demand does not. Nothing to shard: the figure is check's."""
-    load = results.get("load") or {}
-    grew = load.get("answer_ms_grew") if not load.get("delivered", True) else None
+    behind = fell_behind(results)
     why = (
-        f"the target fell behind (a first answer took {grew[0]:.0f} ms at the start, "
-        f"{grew[1]:.0f} ms at the worst) and what waited on it came in bunches"
-        if grew
+        f"{behind} and what waited on it came in bunches"
+        if behind
         else "a scaled run's seconds vary more about their mean than AWS's"
     )
     index = scope.index

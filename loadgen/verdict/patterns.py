@@ -35,7 +35,8 @@ from typing import Any
 
 from loadgen.model.partitions import falls_behind
 from loadgen.refusals import CAUSES, NOT_REPORTED
-from loadgen.verdict.delivery import shortfall_words
+from loadgen.verdict.delivery import fell_behind, shortfall_words
+from loadgen.verdict.throttles import checked_patterns
 
 __all__ = [
     "EMPTY",
@@ -225,8 +226,7 @@ def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
                     ),
                 ),
                 rows.get(pattern["id"]) or {},
-                design,
-                load,
+                results,
             ),
             behind,
         )
@@ -235,7 +235,7 @@ def pattern_verdicts(results: dict[str, Any]) -> list[PatternVerdict]:
 
 
 def _bunched(
-    verdict: PatternVerdict, row: dict[str, Any], design: dict[str, Any], load: dict[str, Any]
+    verdict: PatternVerdict, row: dict[str, Any], results: dict[str, Any]
 ) -> PatternVerdict:
     """A pattern that fails on its throttles alone, in a run at a scale below AWS's, where
     check expects it to pass at AWS scale and the model expects throttles of that size in a
@@ -243,15 +243,14 @@ def _bunched(
     at scale 0.05 holds a twentieth of AWS's arrivals, which vary about 4.5 times as much
     about their mean: a margin DynamoDB carries, a scaled run can refuse.
 
-    Nor is one whose run fell behind (``load.answer_ms_grew``: its load not delivered, the
-    time to a first answer grown): requests that waited on the target reach the partition
-    model in bunches its launch would not send, whatever the model expects at the scale."""
-    expected = design.get("at_scale") or {}
+    Nor is one whose run fell behind its target (`fell_behind`): requests that waited on it
+    reach the partition model in bunches its launch would not send, whatever the model
+    expects at the scale."""
+    expected = results["design"].get("at_scale") or {}
     shares = expected.get("throttled_share") or {}
-    checked = {p["id"]: p for p in (design.get("check") or {}).get("patterns") or ()}
-    at_aws = checked.get(verdict.id)
+    at_aws = checked_patterns(results).get(verdict.id)
     here = shares.get(verdict.id)
-    behind = load.get("answer_ms_grew") if not load.get("delivered", True) else None
+    behind = fell_behind(results)
     if (
         verdict.status != FAIL
         or at_aws is None
@@ -270,11 +269,9 @@ def _bunched(
         f"{_percent(float(at_aws.get('throttled_share') or 0.0))} at AWS scale: "
     )
     if behind is not None:
-        early, worst = behind
         said += (
-            f"the target fell behind (a first answer took {early:.0f} ms at the start, "
-            f"{worst:.0f} ms at the worst), so requests reached the partition model in bunches "
-            "(judge it where the load is delivered: more cores, or --rate-scale below 1)"
+            f"{behind}, so requests reached the partition model in bunches (judge it where "
+            "the load is delivered: more cores, or --rate-scale below 1)"
         )
     else:
         said += (

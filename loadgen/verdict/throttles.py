@@ -36,6 +36,7 @@ __all__ = [
     "Demand",
     "ThrottleGroup",
     "checked",
+    "checked_patterns",
     "demand",
     "groups",
     "key_demand",
@@ -205,6 +206,11 @@ def checked(results: dict[str, Any]) -> dict[str, Any] | None:
     """``loadgen check``'s answer a design run keeps (``design.check``); None without."""
     found = (results.get("design") or {}).get("check")
     return found if isinstance(found, dict) else None
+
+
+def checked_patterns(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """check's answer for each pattern (`checked`), by its id; empty without one."""
+    return {p["id"]: p for p in (checked(results) or {}).get("patterns") or ()}
 
 
 def demand(results: dict[str, Any], scope: Scope, side: str) -> Demand | None:
