@@ -117,8 +117,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=600, help="of each shape, per round")
     args = parser.parse_args()
-    if args.rounds < 1 or args.requests < CONNECTIONS:
-        raise SystemExit(f"error: --rounds at least 1, --requests at least {CONNECTIONS}")
+    if args.rounds < 1:
+        raise SystemExit(f"error: --rounds must be at least 1 (got {args.rounds})")
+    if args.requests < CONNECTIONS:
+        raise SystemExit(f"error: --requests must be at least {CONNECTIONS} (got {args.requests})")
     counts = (4, 25)
     every = shapes(counts)
     costs: dict[tuple[str, int], list[float]] = {shape: [] for shape in every}
