@@ -141,13 +141,15 @@ def test_a_stall_shows_in_the_open_models_p99_and_hides_in_the_closed_models(
         with serve(StallingDynamoDB) as url:
             results, _ = rate_run(
                 tmp_path, model, "counter", "--design", "sharded", "--endpoint", url,
-                "--mix", "increment=1,read=0", "--duration", "7s", "--client", "fast", *args,
+                "--mix", "increment=1,read=0", "--duration", "10s", "--client", "fast", *args,
             )  # fmt: skip
         p99[model] = results["totals"]["p99_ms"]
         assert results["totals"]["requests"] > 300
-    # Open: 2 s of arrivals (a third of the run) waited for the stall's end, and their
+    # Open: 2 s of arrivals (a fifth of the run) waited for the stall's end, and their
     # latency counts from when they were due. Closed: five users waited once each, and
-    # sent nothing while they waited.
+    # sent nothing while they waited; their five answers are under 1% of the run's only past
+    # 500 requests, which 7 s did not reach once on a machine busy with CI's other sessions
+    # (p99 2,000 ms): 10 s sends more whatever the machine's load.
     assert p99["open"] >= 1000, p99
     assert p99["closed"] < 500, p99
 
