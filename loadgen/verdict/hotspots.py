@@ -180,6 +180,16 @@ def _fell_on(on_key: float, attempts: float, side: str) -> str:
     )
 
 
+def _range_took(in_range: float, attempts: float, side: str) -> str:
+    """How many throttled attempts a range took, as `_fell_on` says it of a key."""
+    if in_range <= attempts:
+        return f"{in_range:,.0f} of the {attempts:,.0f} throttled {side} attempts"
+    return (
+        f"{in_range:,.0f} throttled {side} attempts for every reason the run recorded "
+        f"({attempts:,.0f} of them for this one)"
+    )
+
+
 def key_finding(
     results: dict[str, Any],
     scope: Scope,
@@ -421,7 +431,7 @@ def _hot_range(
         f"DynamoDB's reason: {', '.join(sorted(group.reasons))}; "
         + (group.inferred or "the partition model's cause: a partition's ceiling")
         + f". Range {part} of {partitions} (equal hash ranges) takes {lead} and "
-        f"{place.throttled:.0f} of the {group.attempts:.0f} throttled {side} attempts, spread "
+        f"{_range_took(place.throttled, group.attempts, side)}, spread "
         f"over several keys ({', '.join(keys[:5]) or 'keys not listed'}), none of them more "
         f"than {HOT_KEY_SHARE:.0%} of it.",
         "Spread the traffic over more partition-key values: a higher-cardinality key (add a "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -198,6 +199,19 @@ def test_several_keys_refused_on_one_partition_are_a_hot_range() -> None:
     assert finding.kind == "hot-range"
     assert set(finding.keys) == set(near)
     assert finding.guide == GUIDES["uniform-load"]
+    took = re.search(r"([\d,]+) of the ([\d,]+) throttled write attempts, spread", finding.evidence)
+    assert took is not None, finding.evidence
+    assert int(took[1].replace(",", "")) <= int(took[2].replace(",", ""))
+
+
+def test_a_range_whose_heat_counts_other_causes_throttles_is_not_a_share_of_its_group() -> None:
+    # The heat counts every cause's throttles (a table's capacity too), the group one cause's.
+    from loadgen.verdict.hotspots import _range_took
+
+    assert _range_took(5, 52, "write") == "5 of the 52 throttled write attempts"
+    assert _range_took(52, 5, "write") == (
+        "52 throttled write attempts for every reason the run recorded (5 of them for this one)"
+    )
 
 
 def test_a_read_refused_on_a_gsi_key_gets_read_remedies_sized_on_read_units() -> None:
