@@ -794,10 +794,10 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
     asked of the model at the smallest scale the run may take, where one client's retry quota
     lasts longest against the run's requests (the most retries: the scale it gives is one the
     run delivers whichever the engine's rate makes it)."""
-    from loadgen.emulator.engines import AUTO_SCALES, smallest_faithful_scale
+    from loadgen.emulator.engines import faithful_scales
     from loadgen.simulate.launch import launch_requests
 
-    floor = max(AUTO_SCALES[-1], smallest_faithful_scale(largest))
+    floor = faithful_scales(largest)[-1]
     mode, attempts = _retries_modelled(config)
     expected = launch_requests(
         _at_launch(design, config),

@@ -16,6 +16,8 @@ from loadgen.emulator.engines import (
     AUTO_SCALES,
     LARGEST_REQUEST_SHARE,
     auto_scale,
+    delivered_scale,
+    faithful_scales,
     size_reason,
     smallest_faithful_scale,
 )
@@ -51,7 +53,8 @@ def test_auto_scale_is_the_largest_round_scale_within_half_the_engine(
     ("launch", "engine", "largest", "expected"),
     [
         (60_000, 4_000, 1.0, 0.03),  # a 1-unit request is 3% of a 30-unit second: no floor
-        (60_000, 4_000, 6.0, 0.1),  # 6 units: 0.06 at least, so 0.1, over the engine's half
+        (60_000, 4_000, 6.0, 0.06),  # 6 units: 0.06 at least, over the engine's half
+        (60_000, 4_000, 6.5, 0.07),  # 0.065 at least: one significant figure up
         (1_000, 4_000, 6.0, 1.0),  # the engine's bound is the larger: it decides
         (500_000, 4_000, 1.0, 0.01),  # 0.003 fits the engine, but 1 unit > 10% of 3 units
         (10**6, 4_000, 150.0, 1.0),  # a 150 KB item: no scale is faithful, AWS's own is
@@ -70,6 +73,17 @@ def test_auto_scale_never_lets_the_largest_request_overfill_a_partition_second(
         assert "may not be delivered" in said
     else:
         assert said.startswith("at most half of the")
+
+
+def test_a_run_held_by_its_request_size_takes_the_smallest_scale_that_models_it() -> None:
+    assert faithful_scales(None) == AUTO_SCALES
+    assert faithful_scales(0.05) == AUTO_SCALES  # 0.0005: below the smallest scale
+    assert faithful_scales(6.0) == (1.0, 0.5, 0.3, 0.2, 0.1, 0.06)
+    assert faithful_scales(10.0) == (1.0, 0.5, 0.3, 0.2, 0.1)  # 0.1 is a round scale already
+    assert faithful_scales(26.0) == (1.0, 0.5, 0.3)  # 0.26: 0.3
+    assert faithful_scales(150.0) == (1.0,)  # none smaller is faithful: AWS's own
+    assert delivered_scale(0.1, 0.8, 6.0) == 0.06  # 0.072 carried: the floor, not 0.05
+    assert delivered_scale(0.1, 0.5, 6.0) is None  # 0.045: below what models the request
 
 
 def test_the_smallest_faithful_scale_is_ten_largest_requests_a_partition_second() -> None:

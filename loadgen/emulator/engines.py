@@ -46,6 +46,7 @@ __all__ = [
     "choose_engine",
     "delivered_scale",
     "engine_work",
+    "faithful_scales",
     "jvm_choice",
     "pk_sk_table",
     "scale_argument",
@@ -262,12 +263,12 @@ def jvm_choice(run_seconds: float | None) -> tuple[tuple[str, ...], int]:
 
 
 def auto_scale(launch_rate: float, engine_rate: float, largest_units: float | None = None) -> float:
-    """The largest of `AUTO_SCALES` at which ``launch_rate`` (requests/s at AWS scale: a
+    """The largest of `faithful_scales` at which ``launch_rate`` (requests/s at AWS scale: a
     design's, retries of throttled attempts included; a workload's operations/s)
-    offers the engine at most half of ``engine_rate`` (requests/s it answered its warm-up at),
-    but never one at which ``largest_units`` (the write units the largest request takes on
-    one partition, at AWS scale) exceed `LARGEST_REQUEST_SHARE` of a partition's scaled
-    second (`smallest_faithful_scale`).
+    offers the engine at most half of ``engine_rate`` (requests/s it answered its warm-up at):
+    `AUTO_SCALES`, but never one at which ``largest_units`` (the write units the largest
+    request takes on one partition, at AWS scale) exceed `LARGEST_REQUEST_SHARE` of a
+    partition's scaled second (`smallest_faithful_scale`).
 
     Half, because a run's requests also wait on the emulator and on the load generator, which
     share the machine, and an operation may be more than one request. Below the smallest
@@ -278,19 +279,47 @@ def auto_scale(launch_rate: float, engine_rate: float, largest_units: float | No
         >>> auto_scale(60_000, 4_000)
         0.03
         >>> auto_scale(60_000, 4_000, largest_units=6)  # 6 units: 0.06 at least
-        0.1
+        0.06
     """
     if not (launch_rate > 0 and engine_rate > 0):
         raise ConfigError(
             f"--scale auto needs a launch rate and an engine rate above 0 "
             f"(got {launch_rate:g} and {engine_rate:g})"
         )
-    floor = smallest_faithful_scale(largest_units)
-    faithful = [scale for scale in AUTO_SCALES if scale >= floor] or [AUTO_SCALES[0]]
+    faithful = faithful_scales(largest_units)
     for scale in faithful:
         if launch_rate * scale <= engine_rate / 2:
             return scale
     return faithful[-1]
+
+
+def faithful_scales(largest_units: float | None) -> tuple[float, ...]:
+    """The scales ``--scale auto`` may take for a run whose largest request takes
+    ``largest_units`` write units on one partition, largest first: `AUTO_SCALES` at or above
+    `smallest_faithful_scale`, and that floor itself rounded up to one significant figure
+    where it falls between two of them (a run held by its request size takes the smallest
+    scale that models it, not the next round one: it depends on the design alone, so runs of
+    one design still compare). AWS's own scale where no smaller one is faithful.
+
+        >>> faithful_scales(6)[-3:]  # an order's three line items, transactional: 0.06
+        (0.2, 0.1, 0.06)
+        >>> faithful_scales(None)[-1]
+        0.001
+    """
+    floor = smallest_faithful_scale(largest_units)
+    scales = [scale for scale in AUTO_SCALES if scale >= floor]
+    if not scales:
+        return (AUTO_SCALES[0],)
+    smallest = _one_figure_up(floor) if floor > 0 else scales[-1]
+    if AUTO_SCALES[-1] < smallest < scales[-1]:
+        scales.append(smallest)
+    return tuple(scales)
+
+
+def _one_figure_up(value: float) -> float:
+    """``value`` rounded up to one significant figure: 0.06 stays, 0.061 is 0.07, 0.26 0.3."""
+    step = 10.0 ** math.floor(math.log10(value))
+    return round(math.ceil(value / step - 1e-9) * step, 12)
 
 
 def size_reason(
@@ -326,8 +355,7 @@ def delivered_scale(
     """
     if not 0 < delivered_share < 1:
         return None
-    floor = smallest_faithful_scale(largest_units)
-    fits = [s for s in AUTO_SCALES if s <= scale * delivered_share * 0.9 and s >= floor]
+    fits = [s for s in faithful_scales(largest_units) if s <= scale * delivered_share * 0.9]
     return max(fits) if fits else None
 
 
