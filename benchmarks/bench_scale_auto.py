@@ -39,7 +39,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from loadgen.design import load_design  # noqa: E402
 from loadgen.emulator.embedded import EmbeddedEmulator  # noqa: E402
-from loadgen.emulator.engines import AUTO_SCALES, auto_scale, smallest_faithful_scale  # noqa: E402
+from loadgen.emulator.engines import (  # noqa: E402
+    AUTO_SCALES,
+    auto_scale,
+    faithful_scales,
+    smallest_faithful_scale,
+)
 from loadgen.simulate.demand import largest_request  # noqa: E402
 
 
@@ -52,7 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deliver", action="store_true", help="real runs: is the load delivered")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--duration", default="20s")
-    parser.add_argument("--designs", default="", help="FILE:VARIANT,... in examples/designs")
+    parser.add_argument(
+        "--designs",
+        default="",
+        help="FILE:VARIANT,... in examples/designs, or twelve-patterns.yaml:default and "
+        "twelve-patterns-squad-2.yaml:default (written by this script)",
+    )
     args = parser.parse_args(argv)
     if args.deliver:
         return deliver(args)
@@ -80,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         without = auto_scale(launch, rate) if rate is not None else emulator.scale
         alone.append(without)
         print(f"{repeat:>6} {shown:>12} {emulator.scale:>6g} {without:>10g} {took:>8.1f}")
-    spread = _spread(chosen)
+    spread = _spread(chosen, largest)
     print(f"scales chosen: {', '.join(f'{s:g}' for s in chosen)}; {_said(spread)}")
     print(
         f"by the engine's rate alone: {', '.join(f'{s:g}' for s in alone)}; {_said(_spread(alone))}"
@@ -103,9 +113,10 @@ def deliver(args: argparse.Namespace) -> int:
         own.write_text(twelve_patterns(), encoding="utf-8")
         pair = Path(folder) / "twelve-patterns-squad-2.yaml"
         pair.write_text(twelve_patterns(squad=2), encoding="utf-8")
+        written = {own.name: own, pair.name: pair}
         if args.designs:
             chosen = [
-                (ROOT / "examples" / "designs" / file, variant)
+                (written.get(file) or ROOT / "examples" / "designs" / file, variant)
                 for file, _, variant in (item.partition(":") for item in args.designs.split(","))
             ]
         else:
@@ -150,8 +161,11 @@ def deliver(args: argparse.Namespace) -> int:
     return 0 if delivered == total else 1
 
 
-def _spread(scales: list[float]) -> int:
-    steps = [AUTO_SCALES.index(scale) for scale in scales]
+def _spread(scales: list[float], largest: float | None = None) -> int:
+    """Steps apart on the scales ``--scale auto`` takes from (`faithful_scales`: the largest
+    request's own floor among `AUTO_SCALES`)."""
+    ladder = sorted({*AUTO_SCALES, *faithful_scales(largest)}, reverse=True)
+    steps = [ladder.index(scale) for scale in scales]
     return max(steps) - min(steps)
 
 
