@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loadgen.errors import ConfigError, CredentialsError
+from loadgen.errors import ConfigError, CredentialsError, InvalidSetting
 from loadgen.refusals import DEFAULT_RETRY_MODE as RETRY_MODE
 from loadgen.refusals import modelled
 
@@ -799,15 +799,18 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
 
     floor = faithful_scales(largest)[-1]
     mode, attempts = _retries_modelled(config)
-    expected = launch_requests(
-        _at_launch(design, config),
-        config.duration_s(),
-        floor,
-        seed=config.seed,
-        distribution=config.distribution,
-        attempts=attempts,
-        retry_mode=mode,
-    )
+    try:
+        expected = launch_requests(
+            _at_launch(design, config),
+            config.duration_s(),
+            floor,
+            seed=config.seed,
+            distribution=config.distribution,
+            attempts=attempts,
+            retry_mode=mode,
+        )
+    except InvalidSetting as error:  # the run's flags: --max-attempts goes to its clients
+        raise error.named({"attempts": "--max-attempts", "seed": "--seed"}) from None
     config.requests_per_operation = ratio = expected.per_operation
     config.retry_wait_s = expected.retry_wait_s
     if ratio > 1.0 + 1e-6:

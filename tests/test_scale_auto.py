@@ -318,6 +318,10 @@ def test_a_retry_mode_botocore_lacks_is_refused_before_a_target_starts(
     config.locust_args = ["--retry-mode", "bogus"]
     with pytest.raises(ConfigError, match="unknown retry mode 'bogus' \\(expected one of: legacy"):
         runner._expect_retries(config, design, 1.0)
+    # More attempts than the model follows: said of the run's own flag, not the model's field.
+    config.locust_args = ["--max-attempts", "30"]
+    with pytest.raises(ConfigError, match=r"^--max-attempts must be 1 to 20 \(got 30\)$"):
+        runner._expect_retries(config, design, 1.0)
 
 
 def test_a_design_s_engine_work_weighs_its_transactions_and_batches_by_their_items(

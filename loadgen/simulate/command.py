@@ -16,7 +16,7 @@ from typing import Any
 
 from loadgen.design.loader import Design, is_design_file, load_design
 from loadgen.design.values import rate_per_s, span_s
-from loadgen.errors import ConfigError
+from loadgen.errors import ConfigError, InvalidSetting
 from loadgen.heat.results import write_results
 from loadgen.pricing import add_price_flags, load_prices
 from loadgen.refusals import MODELLED_MODES, modelled
@@ -30,6 +30,9 @@ __all__ = ["add_parser", "design_path", "run_simulate"]
 
 SHIPPED = ("counter", "sensor", "orders")
 """Workloads whose design files ship in ``examples/designs`` (inside the installed package)."""
+
+_FLAGS = {"seed": "--seed", "scale": "--scale", "attempts": "--attempts", "clients": "--clients"}
+"""The flag each of the simulation's settings is given by."""
 
 
 def design_path(workload: str) -> str:
@@ -172,17 +175,20 @@ def run_simulate(
         every = max(1, round(span_s(args.every) / 60))
     except ValueError as e:
         raise ConfigError(f"--every: {e}") from None
-    settings = Settings(
-        seed=args.seed,
-        distribution=args.distribution,
-        retry_mode=args.retry_mode,
-        attempts=modelled(args.retry_mode, args.attempts)[1],
-        clients=args.clients,
-        auto_scaling=args.auto_scaling,
-        warm_write_units=args.warm_writes,
-        warm_read_units=args.warm_reads,
-        scale=args.scale,
-    )
+    try:
+        settings = Settings(
+            seed=args.seed,
+            distribution=args.distribution,
+            retry_mode=args.retry_mode,
+            attempts=modelled(args.retry_mode, args.attempts)[1],
+            clients=args.clients,
+            auto_scaling=args.auto_scaling,
+            warm_write_units=args.warm_writes,
+            warm_read_units=args.warm_reads,
+            scale=args.scale,
+        )
+    except InvalidSetting as error:
+        raise error.named(_FLAGS) from None
     prices = load_prices(args.prices, region=args.prices_region)  # a bad file: before the run
     for note in design.notes:  # what check and run state too (an index nothing writes)
         print(f"Design: {note}", file=sys.stderr, flush=True)

@@ -37,7 +37,7 @@ import numpy as np
 
 from loadgen.design.generators import RunClock
 from loadgen.design.loader import Design
-from loadgen.errors import ConfigError
+from loadgen.errors import ConfigError, InvalidSetting
 from loadgen.model.hashing import HASH_SPACE
 from loadgen.model.partitions import (
     SPLIT_AFTER_S,
@@ -96,6 +96,11 @@ class _VirtualClock(RunClock):
         return self.origin + max(0.0, self.at - self.start) * self.speed
 
 
+MAX_ATTEMPTS = 20
+"""Most attempts per request the model follows (a retry ring of that many rows): more than
+any SDK's default (standard mode's 3, legacy's 10)."""
+
+
 @dataclass(frozen=True)
 class Settings:
     """How to simulate: seed, retries, start time, auto scaling, warm throughput."""
@@ -145,13 +150,13 @@ class Settings:
 
     def __post_init__(self) -> None:
         if self.seed < 0:
-            raise ConfigError(f"seed must be 0 or more (got {self.seed!r})")
+            raise InvalidSetting("seed", f"must be 0 or more (got {self.seed!r})")
         if not self.scale > 0:
-            raise ConfigError(f"scale must be more than 0 (got {self.scale!r})")
-        if not 1 <= self.attempts <= 20:
-            raise ConfigError(f"attempts must be 1 to 20 (got {self.attempts!r})")
+            raise InvalidSetting("scale", f"must be more than 0 (got {self.scale!r})")
+        if not 1 <= self.attempts <= MAX_ATTEMPTS:
+            raise InvalidSetting("attempts", f"must be 1 to {MAX_ATTEMPTS} (got {self.attempts!r})")
         if self.clients < 1:
-            raise ConfigError(f"clients must be at least 1 (got {self.clients!r})")
+            raise InvalidSetting("clients", f"must be at least 1 (got {self.clients!r})")
         if self.retry_mode not in MODELLED_MODES:
             raise ConfigError(
                 f"retry mode {self.retry_mode!r} is not modelled (expected one of: "

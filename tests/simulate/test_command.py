@@ -82,11 +82,15 @@ def test_the_legacy_retry_mode_sends_more_requests_than_the_standard_one(tmp_pat
         (["simulate", "counter", "--profile", "/nonexistent.yaml"], "/nonexistent.yaml"),
         (
             ["simulate", "counter", "--rate", "5", "--duration", "1m", "--seed", "-1"],
-            "seed must be 0 or more (got -1)",
+            "--seed must be 0 or more (got -1)",
         ),
         (
             ["simulate", "counter", "--rate", "5", "--duration", "1m", "--attempts", "0"],
-            "attempts must be 1 to 20 (got 0)",
+            "--attempts must be 1 to 20 (got 0)",
+        ),
+        (
+            ["simulate", "counter", "--rate", "5", "--duration", "1m", "--clients", "0"],
+            "--clients must be at least 1 (got 0)",
         ),
     ],
 )
