@@ -170,23 +170,18 @@ def _conditional(results: dict[str, Any], patterns: list[str]) -> bool:
 
 
 def _fell_on(on_key: float, attempts: float, side: str) -> str:
-    """How many throttled attempts fell on the key: its heat counts every cause's, the group
-    one cause's, so the one is a share of the other only when it is not more."""
-    if on_key <= attempts:
-        return f"{on_key:,.0f} of the {attempts:,.0f} throttled {side} attempts fell on it."
-    return (
-        f"{on_key:,.0f} throttled {side} attempts fell on it, for every reason the run "
-        f"recorded ({attempts:,.0f} of them for this one)."
-    )
+    """How many throttled attempts fell on the key (`_range_took`'s words)."""
+    return _range_took(on_key, attempts, side, " fell on it") + "."
 
 
-def _range_took(in_range: float, attempts: float, side: str) -> str:
-    """How many throttled attempts a range took, as `_fell_on` says it of a key."""
-    if in_range <= attempts:
-        return f"{in_range:,.0f} of the {attempts:,.0f} throttled {side} attempts"
+def _range_took(here: float, attempts: float, side: str, verb: str = "") -> str:
+    """How many throttled attempts a key or a range took: its heat counts every cause's, the
+    group one cause's, so the one is a share of the other only when it is not more."""
+    if here <= attempts:
+        return f"{here:,.0f} of the {attempts:,.0f} throttled {side} attempts{verb}"
     return (
-        f"{in_range:,.0f} throttled {side} attempts for every reason the run recorded "
-        f"({attempts:,.0f} of them for this one)"
+        f"{here:,.0f} throttled {side} attempts{verb}{',' if verb else ''} for every reason "
+        f"the run recorded ({attempts:,.0f} of them for this one)"
     )
 
 
