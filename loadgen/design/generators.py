@@ -322,7 +322,7 @@ class Draws(dict[str, str]):
 def enumerate_values(generator: ValueGenerator, count: int) -> Iterator[str]:
     """The first ``count`` values of a generator, hottest first where it has a skew."""
     if isinstance(generator, KeySpace):  # its own order: its list (of up to 100,000) unneeded
-        yield from itertools.islice(_hottest_first(generator), count)
+        yield from (value for value, _ in itertools.islice(_hottest_first(generator), count))
         return
     values = generator.values()
     if values is not None:
@@ -332,24 +332,40 @@ def enumerate_values(generator: ValueGenerator, count: int) -> Iterator[str]:
         yield generator.draw()
 
 
-def _hottest_first(generator: KeySpace) -> Iterator[str]:
-    """Every value of a key space, its named values among the distribution's ranks by their
-    shares."""
+def hottest_values(generator: KeySpace, count: int) -> tuple[list[str], list[float]]:
+    """The first ``count`` values of a key space, hottest first (`enumerate_values`), and
+    each one's share of the draws (`KeySpace.probability`), worked out as they are listed."""
+    values: list[str] = []
+    shares: list[float] = []
+    for value, share in itertools.islice(_hottest_first(generator), count):
+        values.append(value)
+        shares.append(share)
+    return values, shares
+
+
+def _hottest_first(generator: KeySpace) -> Iterator[tuple[str, float]]:
+    """Every value of a key space and its share of the draws, its named values among the
+    distribution's ranks by their shares."""
     # Ranks in order: index 0 is the hottest of an unscrambled skew; scrambled, the
-    # permutation says where each rank went.
+    # permutation says where each rank went. A rank's share is its index's before the
+    # permutation relabels it (`Distribution.probability` undoes the permutation).
     n = generator.count
-    latest = generator.distribution.spec.startswith("latest")
-    permutation = generator.distribution._permutation
+    distribution = generator.distribution
+    latest = distribution.spec.startswith("latest")
+    permutation = distribution._permutation
     named = sorted(generator.named.items(), key=lambda item: -item[1])
+    pinned = generator.named
+    rest = generator.rest
     for rank in range(n):
         index = n - 1 - rank if latest else rank
+        share = rest * distribution._probability(index)
         if permutation is not None:
             index = permutation(index)
-        while named and named[0][1] >= generator.rest * generator.distribution.probability(index):
-            yield named.pop(0)[0]
-        yield str(index)
-    for name, _ in named:
-        yield name
+        while named and named[0][1] >= share:
+            yield named.pop(0)
+        value = str(index)
+        yield value, pinned.get(value, share)  # as `KeySpace.probability` gives it
+    yield from named
 
 
 def hottest_share(generator: ValueGenerator, count: int) -> float:
@@ -358,7 +374,5 @@ def hottest_share(generator: ValueGenerator, count: int) -> float:
         total = generator.cardinality or 0
         if count >= total:
             return 1.0
-        return math.fsum(
-            generator.probability(v) or 0.0 for v in enumerate_values(generator, count)
-        )
+        return math.fsum(hottest_values(generator, count)[1])
     return 1.0

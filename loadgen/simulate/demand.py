@@ -39,13 +39,13 @@ from loadgen.design.generators import (
     Shard,
     TimeValue,
     ValueGenerator,
-    enumerate_values,
+    hottest_values,
 )
 from loadgen.design.loader import Design
 from loadgen.design.patterns import typed_value
 from loadgen.design.templates import RequestTemplate, Template
 from loadgen.model.capacity import Charge, cost_of, projected
-from loadgen.model.hashing import HASH_SPACE, partition_hash
+from loadgen.model.hashing import HASH_SPACE, partition_hashes
 from loadgen.model.index_writes import index_writes
 from loadgen.model.update_expression import apply_update
 
@@ -308,11 +308,9 @@ class Known:
         hashes = self.hashes
         if len(hashes) > KNOWN_HASHES:
             hashes.clear()
-        found = [hashes.get(text) for text in texts]
-        for i, value in enumerate(found):
-            if value is None:
-                found[i] = hashes[texts[i]] = partition_hash(texts[i])
-        return np.array(found, dtype=np.uint64)
+        missing = [text for text in texts if text not in hashes]
+        hashes.update(zip(missing, partition_hashes(missing), strict=True))
+        return np.array([hashes[text] for text in texts], dtype=np.uint64)
 
 
 def _listing(generator: ValueGenerator, fixed: bool) -> tuple[Any, ...]:
@@ -804,9 +802,8 @@ def _values(generator: ValueGenerator, fixed: bool) -> tuple[list[str], np.ndarr
         return values, np.ones(len(values)), 0.0
     if isinstance(generator, KeySpace):
         n = min(generator.cardinality or 0, EXACT_KEYS)
-        values = list(enumerate_values(generator, n))  # named values among them, by share
-        probability = generator.probability
-        weights = np.fromiter((probability(v) or 0.0 for v in values), np.float64, len(values))
+        values, shares = hottest_values(generator, n)  # named values among them, by share
+        weights = np.asarray(shares, np.float64)
         return values, weights, max(0.0, 1.0 - float(weights.sum()))
     if isinstance(generator, Choice | Shard):
         values = generator.values() or []

@@ -13,7 +13,7 @@ import yaml
 from scipy import stats
 
 from loadgen.design import load_design, load_designs
-from loadgen.design.generators import KeySpace, enumerate_values, hottest_share
+from loadgen.design.generators import KeySpace, enumerate_values, hottest_share, hottest_values
 from loadgen.design.starting import starting_plans
 from loadgen.errors import ConfigError
 from loadgen.simulate import check
@@ -75,6 +75,17 @@ def test_named_values_rank_among_the_distribution_by_their_shares() -> None:
     assert shares == sorted(shares, reverse=True)  # hottest first, "small" among the ranks
     assert 1 < order.index("small") < 100
     assert hottest_share(space, 1) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("spec", ["zipf:0.99", "latest:1.2", "hotspot:0.2:0.8", "uniform"])
+@pytest.mark.parametrize("scramble", [False, True])
+def test_the_hottest_values_come_with_the_share_the_key_space_gives_each(
+    spec: str, scramble: bool
+) -> None:
+    space = KeySpace(300, spec, seed=3, scramble=scramble, named={"big": 0.3, "small": 0.001})
+    values, shares = hottest_values(space, 250)
+    assert values == list(enumerate_values(space, 250))
+    assert shares == [space.probability(v) for v in values]  # the same floats, not near them
 
 
 @pytest.mark.parametrize(
