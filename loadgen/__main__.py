@@ -1,5 +1,3 @@
-import sys
+from loadgen.cli import entry
 
-from loadgen.cli import main
-
-sys.exit(main())
+entry()

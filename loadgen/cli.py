@@ -8,6 +8,7 @@ Bad input is reported on one line with exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 from dataclasses import fields
@@ -19,7 +20,7 @@ from loadgen.emulator.engines import scale_argument
 from loadgen.errors import ConfigError, HarnessError
 from loadgen.runner import WORKLOADS, Interrupted, RunConfig
 
-__all__ = ["load_config_file", "main"]
+__all__ = ["entry", "load_config_file", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -687,5 +688,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def entry() -> None:
+    """The ``loadgen`` command: `main`, then exit without the collector walking every object
+    the command made (numpy's, pydantic's, the design's) to free what the exit frees anyway:
+    about 0.1 s of a check's second. Exit handlers still run."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
