@@ -1071,7 +1071,10 @@ class PartitionModel:
         read_full, write_full = self._full
         for part in space.parts:
             used = part.second
-            if consecutive and not part.throttled_now:
+            if part.throttled_now:
+                part.throttled_now = False
+                hot = consecutive
+            elif consecutive:
                 # Hot: its second's use at `HEAT_FRACTION` of its ceiling (read and write
                 # summed where they share one budget, else the larger).
                 read, write = used[0] / read_full, used[1] / write_full
@@ -1079,16 +1082,15 @@ class PartitionModel:
                     HEAT_FRACTION
                 )
             else:
-                hot = consecutive
+                hot = False
             if hot:
                 part.hot += 1
-            else:
+                if part.hot >= split_after:
+                    hot_parts.append(part)
+            elif part.hot or part.seen:  # a sample is kept only while it counts (`seen`)
                 part.hot, part.seen = 0, 0
                 part.sample.clear()
             used[0] = used[1] = 0.0
-            part.throttled_now = False
-            if part.hot >= split_after:
-                hot_parts.append(part)
         for part in hot_parts:
             self._split_for_heat(space, part)
         if space.buffer:

@@ -8,6 +8,7 @@ A write is priced by the item before and after it (`loadgen.emulator.pricing` fo
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation, localcontext
@@ -88,6 +89,19 @@ def apply_update_exactly(
     return item, frozenset(expression.named)
 
 
+@functools.lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[str, ...]:
+    """The tokens of an UpdateExpression, read once per text (an update replayed per execution
+    repeats its text)."""
+    tokens = tuple(_TOKENS.findall(text))
+    # Anything the token pattern skipped (other than spaces) is syntax we do not follow.
+    if "".join(tokens) != "".join(text.split()):
+        raise _Unsupported(text)
+    if "." in tokens or any(t.startswith("[") for t in tokens):
+        raise _Unsupported("nested path")
+    return tokens
+
+
 class _Expression:
     """A recursive-descent reader of one UpdateExpression over top-level attributes.
 
@@ -100,13 +114,7 @@ class _Expression:
         self.reserved = reserved or frozenset()
         self.named: list[str] = []
         self.clauses: set[str] = set()
-        text = str(request["UpdateExpression"])
-        self.tokens = _TOKENS.findall(text)
-        # Anything the token pattern skipped (other than spaces) is syntax we do not follow.
-        if "".join(self.tokens) != "".join(text.split()):
-            raise _Unsupported(text)
-        if "." in self.tokens or any(t.startswith("[") for t in self.tokens):
-            raise _Unsupported("nested path")
+        self.tokens = _tokens(str(request["UpdateExpression"]))
         self.names: Mapping[str, str] = request.get("ExpressionAttributeNames") or {}
         self.values: Mapping[str, Any] = request.get("ExpressionAttributeValues") or {}
         self.position = 0
