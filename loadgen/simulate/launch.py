@@ -247,7 +247,7 @@ def report_of(result: SimulationResult) -> CheckReport:
         if pattern.id in failed_by:
             pattern.verdict = FAIL  # a limit refuses it at the launch's rates
         if pattern.verdict == FAIL:
-            pattern.reason = _reason(pattern, limits)
+            pattern.reason = _reason(pattern, limits, result.profile.duration_s)
     stored = stored_bytes(design, seed=result.settings.seed)
     contention = _contention(result)
     return CheckReport(
@@ -555,9 +555,11 @@ def _reason_of(
     return said.reason
 
 
-def _reason(pattern: PatternCheck, limits: list[LimitCheck]) -> str:
+def _reason(pattern: PatternCheck, limits: list[LimitCheck], seconds: int = LAUNCH_S) -> str:
     """The Expected column of a failing pattern: the limit that throttled most of its
-    attempts, and the side; then the others that throttled over 1% of them."""
+    attempts, and the side; then the others that throttled over 1% of them. A pattern that
+    fails on a limit that binds after the ``seconds`` checked (a GSI's buffer full later in
+    the launch's hour) says that its share is of those seconds."""
     said: list[str] = []
     for throttled in pattern.throttles:
         if said and throttled.share <= FAILING_SHARE:
@@ -578,6 +580,9 @@ def _reason(pattern: PatternCheck, limits: list[LimitCheck]) -> str:
             words = f"back-pressure from index {limit.scope}: {words}"
         said.append(words)
     share = f"{pattern.throttled_share * 100:.0f}% of attempts throttled"
+    if round(pattern.throttled_share * 100) == 0:
+        span = f"{seconds // 60} minutes" if seconds % 60 == 0 else f"{seconds} s"
+        share += f" in the {span} checked"
     reason = f"{'; also '.join(said)} ({share})" if said else share
     # Limits the launch asks too much of that refused none of its attempts: those before
     # them refused first. Each refuses once those are lifted.

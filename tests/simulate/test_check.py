@@ -131,6 +131,9 @@ def test_check_names_the_limit_and_the_side_that_fails(
         "behind a partition's ceiling: STATUS#PLACED at 1,250 write units/s of 1,000: full "
         "after about 12 min at launch"
     )
+    # Full after the ten minutes checked: its share is said to be of them, not of the launch.
+    assert create["reason"].endswith("(0% of attempts throttled in the 10 minutes checked)")
+    assert pattern("counter", "single", "increment")["reason"].endswith("of attempts throttled)")
     assert create["throttles"][0]["reason"] == "IndexWriteKeyRangeThroughputExceeded"
     # Per operation, on the table and on each index: the header put (over 1 KB: 2 units)
     # and the line put twice each (a transaction), the profile's update twice; an index entry
