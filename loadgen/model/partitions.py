@@ -66,6 +66,7 @@ __all__ = [
     "Throttle",
     "ThroughputStats",
     "falls_behind",
+    "key_ceiling",
     "partitions_for",
 ]
 
@@ -475,6 +476,19 @@ def partitions_for(
     by_units = read_units / PARTITION_READ_UNITS + write_units / PARTITION_WRITE_UNITS
     by_size = math.ceil(size_bytes / partition_bytes - 1e-9)
     return max(1, min(MAX_PARTITIONS, max(math.ceil(by_units - 1e-9), by_size)))
+
+
+def key_ceiling(kind: str, *, eventual: bool = False) -> float:
+    """Units/s of ``kind`` (read, write) one partition, and so one key value, serves at AWS
+    scale: its read ceiling `EVENTUAL_READ_FACTOR` times over where every read of it is
+    eventually consistent (a GSI's always are).
+
+    >>> key_ceiling("read"), key_ceiling("read", eventual=True), key_ceiling("write")
+    (3000.0, 4500.0, 1000.0)
+    """
+    if kind == "write":
+        return PARTITION_WRITE_UNITS
+    return PARTITION_READ_UNITS * (EVENTUAL_READ_FACTOR if eventual else 1.0)
 
 
 def falls_behind(full_in_s: float | None) -> bool:

@@ -84,10 +84,16 @@ def provisioned_figure(units: float) -> int:
     return _hundreds(units / UTILISATION)
 
 
-def shards_for(units: float, kind: str) -> int:
+def shards_for(units: float, kind: str, ceiling: float | None = None) -> int:
     """Shards that keep each of a key's ``units``/s of ``kind`` (read, write) under `RISK` of
-    a partition's ceiling: 2 at least (`shard_plan` places them)."""
-    return max(2, math.ceil(units / (RISK * _CEILINGS[kind])))
+    a partition's ceiling: ``ceiling``, what a partition serves the key (eventually
+    consistent reads: `EVENTUAL_READ_FACTOR` times the read ceiling), by default the kind's
+    own; 2 at least (`shard_plan` places them).
+
+    >>> shards_for(5_344, "read"), shards_for(5_344, "read", 4_500)  # strong, eventual reads
+    (4, 3)
+    """
+    return max(2, math.ceil(units / (RISK * (ceiling or _CEILINGS[kind]))))
 
 
 def most_partitions(read_units: float, write_units: float, kind: str) -> int:
@@ -121,7 +127,7 @@ def shard_plan(
     >>> shard_plan(1_667, "write", 8, moves=True)
     (11, 16)
     """
-    least = shards_for(units, kind)
+    least = shards_for(units, kind, serves)
     while True:
         wide = MAX_SHARDS if partitions >= most else min(MAX_SHARDS, SPREAD * least)
         for shards in range(least, wide + 1):

@@ -46,6 +46,7 @@ from loadgen.model.partitions import (
     PartitionModel,
     ThroughputStats,
     falls_behind,
+    key_ceiling,
 )
 from loadgen.model.schema import TableSchema
 from loadgen.refusals import (
@@ -1092,7 +1093,7 @@ def _words(
     (``by_partition``) or the keyspace's own limit (``top_units``: a growing lane's units per
     touch of its top keys, `Lane.growth`)."""
     where = scope.table if scope.index is None else f"{scope.table}/{scope.index}"
-    ceiling = 3000.0 if kind == "read" else 1000.0
+    ceiling = key_ceiling(kind, eventual=all(lane.eventual for _, lane, _ in scope.lanes))
     if by_partition:
         keys: dict[str, float] = {}
         for number, lane, profile in scope.lanes:

@@ -50,11 +50,9 @@ from loadgen.design.check import (
 )
 from loadgen.design.loader import Design
 from loadgen.model.partitions import (
-    EVENTUAL_READ_FACTOR,
-    PARTITION_READ_UNITS,
-    PARTITION_WRITE_UNITS,
     ThroughputStats,
     falls_behind,
+    key_ceiling,
     partitions_for,
 )
 from loadgen.model.sizing import most_partitions, shard_plan
@@ -80,7 +78,6 @@ runs by default: ten minutes, so that a hot partition of several keys has split 
 minutes at its ceiling, `SPLIT_AFTER_S`), an item that grows with its updates has grown, and
 the SDK's retry quota has run dry where throttles spend it. On-demand growth (twice a peak 30
 minutes old) is later: a launch is judged on the capacity a table has when it opens."""
-_CEILINGS = {"read": PARTITION_READ_UNITS, "write": PARTITION_WRITE_UNITS}
 _KINDS = ("read", "write")
 
 
@@ -390,9 +387,8 @@ def _limits(
             default=None,
         )
         key_units = 0.0 if hottest is None else (hottest.read if kind == "read" else hottest.write)
-        ceiling = _CEILINGS[kind]  # a partition's; any of its replicas serves eventual reads
-        if kind == "read" and (table, index) in eventual:
-            ceiling *= EVENTUAL_READ_FACTOR
+        # A partition's; any of its replicas serves eventual reads.
+        ceiling = key_ceiling(kind, eventual=(table, index) in eventual)
         if not key_units:
             hottest = None  # no key repeats: each request's is new (ids, times)
         fills_in = None
@@ -404,7 +400,7 @@ def _limits(
             filling = (table, index) in behind and record is None
             fills_in = behind[(table, index)][0] if filling else 0.0
             if "KeyRange" in (record.throttle.reason if record else end.buffer_reason):
-                serves = _CEILINGS[kind]
+                serves = key_ceiling(kind)
                 demand = max(key_units, record.asked if record is not None else 0.0)
             else:
                 serves = end.write_capacity

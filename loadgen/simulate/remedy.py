@@ -42,6 +42,7 @@ from loadgen.model.partitions import (
     ON_DEMAND_TABLE_QUOTA_UNITS,
     ON_DEMAND_WARM_READ_UNITS,
     ON_DEMAND_WARM_WRITE_UNITS,
+    key_ceiling,
     partitions_for,
 )
 from loadgen.model.sizing import (
@@ -61,7 +62,6 @@ __all__ = ["ROUNDS", "Remedy", "remedy", "remedy_name", "write_remedies"]
 
 ROUNDS = 4
 """Checks of a remedied design, each remedying what the one before found."""
-_CEILINGS = {"read": 3000.0, "write": 1000.0}
 _WARM = {"read": ON_DEMAND_WARM_READ_UNITS, "write": ON_DEMAND_WARM_WRITE_UNITS}
 _SIDE = {"read": "Read", "write": "Write"}
 _READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
@@ -302,7 +302,7 @@ class _Round:
         self._say(line, slot=slot)
 
     def _partition(self, limit: LimitCheck) -> None:
-        ceiling = _CEILINGS[limit.kind]
+        ceiling = limit.serves  # what a partition serves its key: check's figure
         if (
             limit.key is not None
             and limit.key_units >= RISK * ceiling
@@ -467,7 +467,7 @@ class _Round:
         Each round checks again."""
         count_of = self.report.partitions.get(key.scope)
         busiest = getattr(count_of, f"busiest_{key.kind}_units", None)
-        serves = self._serves(key.scope, key.kind) or _CEILINGS[key.kind]
+        serves = self._serves(key.scope, key.kind) or key_ceiling(key.kind)
         if (
             self.report.failed  # the failing limits are remedied first
             or busiest is None
@@ -536,7 +536,7 @@ class _Round:
         if not places:
             self._say(
                 f"{limit.scope}: {limit.key} takes {limit.key_units:,.0f} {limit.kind} units/s "
-                f"of a partition's {_CEILINGS[limit.kind]:,.0f}; no template of {attribute} "
+                f"of a partition's {limit.serves:,.0f}; no template of {attribute} "
                 "in the file writes it: shard it by hand",
                 undecided=True,
             )
@@ -545,7 +545,7 @@ class _Round:
         sharded = _shard_generator(template, generators)
         if sharded is not None:  # sharded already: more shards
             name, count = sharded
-            shards = max(count + 1, shards_for(count * limit.key_units, limit.kind))
+            shards = max(count + 1, shards_for(count * limit.key_units, limit.kind, limit.serves))
             self._set_shards(name, shards)
             said = self.remedy.said.get(("shard", name))
             self._say(
@@ -558,7 +558,7 @@ class _Round:
             return
         name = _free_name(f"{attribute}_shard", generators)
         # Check's figure (`LimitCheck.shards`), on the partitions its launch starts with.
-        wanted = limit.shards or shards_for(limit.key_units, limit.kind)
+        wanted = limit.shards or shards_for(limit.key_units, limit.kind, limit.serves)
         if limit.shard_partitions is not None:
             self._partitions_at_least(
                 limit.table, limit.index, limit.kind, limit.shard_partitions, limit.key
@@ -570,7 +570,7 @@ class _Round:
             limit.kind,
             limit.key,
             limit.key_moves,
-            least=shards_for(limit.key_units, limit.kind),
+            least=shards_for(limit.key_units, limit.kind, limit.serves),
         )
         readers: list[str] = []
         writers: list[str] = []
@@ -593,7 +593,7 @@ class _Round:
         shown = places[0][2]
         self._say(
             f"{limit.scope}: {limit.key} at {limit.key_units:,.0f} {limit.kind} units/s of a "
-            f"partition's {_CEILINGS[limit.kind]:,.0f}: {attribute} {shown!r} -> "
+            f"partition's {limit.serves:,.0f}: {attribute} {shown!r} -> "
             f"'{shown}#{{{name}}}', {wanted} shards (generator {name})"
             + (f"; written by {', '.join(sorted(set(writers)))}" if writers else "")
             + (f"; read over every shard by {', '.join(readers)}" if readers else ""),
@@ -784,7 +784,7 @@ def write_remedies(path: str, out: str, remedies: list[Remedy]) -> None:
 
     source = Path(path)
     text = source.read_text(encoding="utf-8")
-    if source.suffix.lower() == ".json":
+    if source.suffix.lower() == ".json" and remedies:  # none: the file as it is
         data = read_file(path)
         if remedies and remedies[0].design.aws_model:
             raise ConfigError(

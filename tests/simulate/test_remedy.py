@@ -81,6 +81,20 @@ def test_a_file_with_variants_gets_one_more_per_failing_variant(tmp_path: Path) 
     assert main(["check", str(out), "--design", "new-table-remedied"]) == 0
 
 
+def test_a_passing_aws_data_model_is_written_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # AWS's data model has no variants: with nothing to remedy, the file is written unchanged
+    # (it was given a "designs" block, which AWS's format refuses on reading it back).
+    source = DESIGNS / "dynamodb_data_model.json"
+    out = tmp_path / "model.json"
+    assert main(["check", str(source), "--remedy", str(out)]) == 0
+    assert out.read_bytes() == source.read_bytes()
+    assert (
+        capsys.readouterr().err.strip().endswith(f"Nothing to remedy: {out} is the file as it is")
+    )
+
+
 def test_the_remedy_goes_into_a_new_folder_and_a_path_it_cannot_write_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -106,6 +120,13 @@ def test_a_read_hot_query_is_sharded_with_its_page_split_over_the_shards() -> No
     assert online["each"] == generator
     assert online["limit"] == -(-100 // shards) < 100
     assert found.reports[0].failed and not found.final.failed
+    # An index's reads are eventually consistent: the remedy says the ceiling check says.
+    limits = [lim for lim in found.reports[0].limits if lim.key == "STATUS#online"]
+    assert {(lim.kind, lim.serves) for lim in limits if lim.cause == "partition"} >= {
+        ("read", 4_500)
+    }
+    assert any("STATUS#online at 12,500 read units/s of a partition's 4,500" in line
+               for line in found.lines())  # fmt: skip
 
 
 def test_the_lobbys_shards_leave_each_partition_its_headroom_where_the_model_places_them() -> None:

@@ -350,3 +350,18 @@ def test_key_spaces_alike_but_for_their_seed_list_alike(spec: str) -> None:
     scrambled = KeySpace(50_000, spec, seed=1, scramble=True, named={"vip": 0.1})
     if scrambled.distribution.scramble:
         assert known.values_of(scrambled, False) is not known.values_of(one, False)
+
+
+def test_a_key_read_eventually_is_said_to_be_served_what_check_says() -> None:
+    # Every read of a GSI is eventually consistent: its partition serves 4,500 read units/s,
+    # the figure check states, not the strong 3,000.
+    from loadgen.simulate.launch import check, launch_profile
+
+    chat = Path(__file__).resolve().parents[2] / "examples" / "designs" / "chat.yaml"
+    design = load_design(str(chat), "status-index")
+    result = simulate(design, launch_profile(design, 60), Settings(seed=1, heat=False))
+    said = result.reasons[("online-now", 0)]
+    assert "one key, STATUS#online, asks" in said
+    assert said.endswith("its partition serves 4,500 and no split helps one key")
+    limit = next(lim for lim in check(design).limits if lim.key == "STATUS#online")
+    assert f"of {limit.serves:,.0f}" in limit.words()
