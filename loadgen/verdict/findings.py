@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from loadgen.model.partitions import PARTITION_READ_UNITS, PARTITION_WRITE_UNITS
 
-__all__ = ["GUIDES", "READ_CEILING", "WRITE_CEILING", "Finding", "ceiling"]
+__all__ = ["GUIDES", "READ_CEILING", "WRITE_CEILING", "Finding"]
 
 _DEV = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
 GUIDES = {
@@ -35,11 +35,6 @@ GUIDES = {
 
 WRITE_CEILING, READ_CEILING = PARTITION_WRITE_UNITS, PARTITION_READ_UNITS
 """Units/s one partition, and so one key, serves on DynamoDB (the partition model's)."""
-
-
-def ceiling(side: str) -> float:
-    """A partition's ceiling on ``side`` (``read`` or ``write``), units/s."""
-    return READ_CEILING if side == "read" else WRITE_CEILING
 
 
 @dataclass(frozen=True)

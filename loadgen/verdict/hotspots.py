@@ -24,13 +24,14 @@ from loadgen.model.sizing import RISK, shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.delivery import fell_behind
-from loadgen.verdict.findings import GUIDES, READ_CEILING, WRITE_CEILING, Finding, ceiling
+from loadgen.verdict.findings import GUIDES, READ_CEILING, WRITE_CEILING, Finding
 from loadgen.verdict.patterns import MAX_THROTTLED_SHARE
 from loadgen.verdict.throttles import (
     Demand,
     ThrottleGroup,
     checked_patterns,
     key_demand,
+    key_serves,
     key_shards,
 )
 
@@ -208,12 +209,13 @@ def key_finding(
     rates = analysis.key_rates(results, scope, side, window_s=window_s, scale=scale)
     rate = next((r for r in rates if r.key == place.key), None)
     measured = rate.units_per_s if rate is not None else 0.0
-    if group is None and measured < RISK * ceiling(side):
+    serves = key_serves(results, scope, side, place.key)
+    if group is None and measured < RISK * serves:
         return None
     if group is not None and place.bucket is not None and place.share < HOT_KEY_SHARE:
         return _hot_range(results, scope, side, place, group, partitions)
     asked, patterns = _key_demand(results, scope, side, place.key, want)
-    if group is None and asked and asked < RISK * ceiling(side):
+    if group is None and asked and asked < RISK * serves:
         return None  # the launch's demand (check's figure) is what a warning is about
     cause = ""
     if group is not None:
@@ -231,7 +233,7 @@ def key_finding(
     evidence = (
         f"{cause}{place.key} took {place.share:.0%} of the touches of {scope.name} where "
         f"{where}; over its busiest {window_s:g} s it took {measured:,.0f} {side} units/s "
-        f"at AWS scale{counted}, where a partition serves {ceiling(side):,.0f}; "
+        f"at AWS scale{counted}, where a partition serves {serves:,.0f}; "
         + _fell_on(place.throttled, attempts, side)
     )
     if asked:
@@ -250,13 +252,13 @@ def key_finding(
             f"A read-hot {'GSI ' if index is not None else ''}key: {place.key} "
             + (f"on index {index} of {scope.table}" if index else f"on {scope.name}"),
             evidence,
-            _read_remedy(place.key, basis, index, higher, planned),
+            _read_remedy(place.key, basis, index, higher, planned, serves),
             GUIDES["sparse-index"] if index is not None else GUIDES["caching"],
             place.throttled + measured / READ_CEILING,
             "partition",
             tuple(patterns),
             asked or None,
-            planned or shards_for(basis, "read"),
+            planned or shards_for(basis, "read", serves),
         )
     shards = planned or shards_for(basis, "write")
     on = "at the launch's demand" if asked else "at the rate measured"
@@ -369,14 +371,19 @@ _PLACED = (
 
 
 def _read_remedy(
-    key: str, read: float, index: str | None, higher: str, planned: int | None = None
+    key: str,
+    read: float,
+    index: str | None,
+    higher: str,
+    planned: int | None = None,
+    serves: float = READ_CEILING,
 ) -> str:
     """Read-side remedies for a key read past its partition, sized on read units (check's
-    shards where it planned them)."""
-    shards = planned or shards_for(read, "read")
+    shards where it planned them) against what a partition serves it (``serves``)."""
+    shards = planned or shards_for(read, "read", serves)
     copy = "copy" if index is None else "shard"
     sizing = (
-        f"N = {shards} keeps each {copy} under half a partition's {READ_CEILING:,.0f} read "
+        f"N = {shards} keeps each {copy} under half a partition's {serves:,.0f} read "
         f"units/s at {read:,.0f} read units/s{higher}" + (_PLACED if planned else "") + "."
     )
     if index is None:

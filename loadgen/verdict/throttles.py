@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from loadgen.model.partitions import key_ceiling
 from loadgen.refusals import NOT_REPORTED
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
@@ -40,6 +41,7 @@ __all__ = [
     "demand",
     "groups",
     "key_demand",
+    "key_serves",
     "key_shards",
     "row_scope",
     "side_of",
@@ -269,6 +271,17 @@ def key_demand(
             units = float(load.get(f"{side}_units_per_s") or 0.0)
             return (units, list(load.get(f"{side}_patterns") or ())) if units else None
     return None
+
+
+def key_serves(results: dict[str, Any], scope: Scope, side: str, key: str) -> float:
+    """Units/s of ``side`` one partition serves ``key`` at AWS scale: check's figure for the
+    partition limit it names ``key`` in, else the model's (`key_ceiling`: eventually
+    consistent reads on a GSI, whose reads always are)."""
+    for limit in (checked(results) or {}).get("limits") or ():
+        where = (limit["scope"], limit["kind"], limit.get("key"), limit.get("cause"))
+        if where == (scope.name, side, key, "partition") and limit.get("serves_units_per_s"):
+            return float(limit["serves_units_per_s"])
+    return key_ceiling(side, eventual=side == "read" and scope.index is not None)
 
 
 def key_shards(results: dict[str, Any], scope: Scope, side: str, key: str) -> int | None:

@@ -231,8 +231,10 @@ def test_a_read_refused_on_a_gsi_key_gets_read_remedies_sized_on_read_units() ->
     )
     for remedy in ("a Limit", "sparse", "DAX", "eventually consistent"):
         assert remedy in finding.remedy
-    # 3,800 read units/s over half a partition's 3,000: 3 shards.
-    assert "N = 3 keeps each shard under half a partition's 3,000 read units/s" in finding.remedy
+    # A GSI's reads are eventually consistent: 3,800 read units/s over half a partition's
+    # 4,500, 2 shards (the strong 3,000 would ask 3).
+    assert "where a partition serves 4,500" in finding.evidence
+    assert "N = 2 keeps each shard under half a partition's 4,500 read units/s" in finding.remedy
     assert "write units/s" not in finding.remedy
     assert finding.guide == GUIDES["sparse-index"]
 
@@ -390,3 +392,18 @@ def test_the_throttles_on_a_key_are_a_share_of_its_groups_only_when_they_can_be(
     said = _fell_on(62, 19, "write")
     assert "62 of the 19" not in said
     assert said.startswith("62 throttled write attempts fell on it") and "(19 of them" in said
+
+
+def test_what_a_partition_serves_a_key_is_checks_figure_else_the_models() -> None:
+    from loadgen.verdict.analysis import Scope
+    from loadgen.verdict.throttles import key_serves
+
+    table, index = Scope("chat"), Scope("chat", "GSI1")
+    assert key_serves({}, table, "read", "ROOM#1") == 3_000  # a table may be read strongly
+    assert key_serves({}, index, "read", "STATUS#online") == 4_500  # a GSI's reads are eventual
+    assert key_serves({}, index, "write", "STATUS#online") == 1_000
+    limit = {"scope": "chat", "kind": "read", "key": "ROOM#1", "cause": "partition",
+             "serves_units_per_s": 4_500.0}  # fmt: skip
+    results = {"design": {"check": {"limits": [limit]}}}
+    assert key_serves(results, table, "read", "ROOM#1") == 4_500  # read only eventually
+    assert key_serves(results, table, "read", "ROOM#2") == 3_000
