@@ -443,10 +443,14 @@ class _Store:
         draws: Draws,
         query_items: int,
         stored: Mapping[str, ValueGenerator] | None = None,
+        each: str | None = None,
     ) -> None:
         self.design = design
         self.items = _stored_items(design)
         self.draws = draws
+        self.each = each
+        """The name a pattern's calls go over (``each``): one call per value, the draws'
+        own value of it aside."""
         self.query_items = query_items
         self.stored = draws.generators if stored is None else stored
         self.listed = {
@@ -454,13 +458,29 @@ class _Store:
             for table, rows in (design.spec.items or {}).items()
         }
 
+    def _as_asked(self, template: RequestTemplate, asked: Mapping[str, Any]) -> Draws | None:
+        """The draws under which ``template`` renders the attributes ``asked``: the
+        execution's, or where a call over every value of ``each`` asks another value than
+        the draws' own, the execution's with that value (None: no value renders them)."""
+        item = template.render(self.draws)
+        if all(item.get(a) == v for a, v in asked.items()):
+            return self.draws
+        values = self.draws.generators[self.each].values() if self.each is not None else None
+        for value in values or ():
+            one = Draws(self.draws.generators, **self.draws)  # every name drawn above
+            one[str(self.each)] = value
+            item = template.render(one)
+            if all(item.get(a) == v for a, v in asked.items()):
+                return one
+        return None
+
     def find(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         for owner, template, key_names in self.items.values():
             if owner != table:
                 continue
-            item = template.render(self.draws)
-            if all(item.get(a) == v for a, v in key.items()):
-                written = Draws(self.stored, **{n: self.draws[n] for n in key_names})
+            draws = self._as_asked(template, key)
+            if draws is not None:
+                written = Draws(self.stored, **{n: draws[n] for n in key_names})
                 found: dict[str, Any] = template.render(written)
                 return found
         for item in self.listed.get(table, ()):
@@ -479,30 +499,31 @@ class _Store:
         for name, (where, template, _) in self.items.items():
             if where != table:
                 continue
-            item = template.render(self.draws)
-            if item.get(attribute) != value:
+            draws = self._as_asked(template, {attribute: value})
+            if draws is None:
                 continue
+            item = template.render(draws)
             if owner is None:
                 return [item] * self.query_items
             entry = projected(item, schema, owner)
-            return [] if entry is None else [entry] * self._holding(name, attribute)
+            return [] if entry is None else [entry] * self._holding(name, attribute, draws)
         return []
 
-    def _holding(self, entity: str, attribute: str) -> int:
-        """Items of ``entity``'s starting data whose ``attribute`` is what this execution's
-        draws render it to: one per value of the populated names it does not name, times the
-        chance of the draw for each name it names that is drawn, not populated."""
+    def _holding(self, entity: str, attribute: str, draws: Draws) -> int:
+        """Items of ``entity``'s starting data whose ``attribute`` is what ``draws`` render it
+        to: one per value of the populated names it does not name, times the chance of the
+        draw for each name it names that is drawn, not populated."""
         spec = self.design.spec.entities[entity]
         text = spec.item.get(attribute)
         names = set(Template.parse(text).names) if isinstance(text, str) else set()
-        generators = self.draws.generators
+        generators = draws.generators
         count = 1.0
         for name, how_many in spec.population.items():
             if name not in names:
                 cardinality = generators[name].cardinality or 1
                 count *= cardinality if how_many == "all" else min(int(how_many), cardinality)
         for name in names - set(spec.population):
-            count *= generators[name].probability(self.draws[name]) or 0.0
+            count *= generators[name].probability(draws[name]) or 0.0
         return max(1, round(count))
 
 
@@ -576,7 +597,7 @@ def pattern_demands(
         real_keys: dict[tuple[str, str | None, str], list[tuple[Draws, set[str]]]] = {}
         for _ in range(PROBES):
             draws = Draws(generators)
-            store = _Store(design, draws, query_items, stored)
+            store = _Store(design, draws, query_items, stored, pattern.each)
             keys: dict[tuple[str, str | None, str], set[str]] = {}
             for call in pattern.calls(draws):
                 for charge in _cost(call, store, design):
@@ -688,7 +709,7 @@ def largest_request(
     for spec in design.patterns:
         for _ in range(PROBES):
             draws = Draws(generators)
-            store = _Store(design, draws, query_items)
+            store = _Store(design, draws, query_items, each=compiled[spec.id].each)
             for call in compiled[spec.id].calls(draws):
                 on_key: dict[tuple[str, str | None, str], float] = {}
                 for charge in _cost(call, store, design):

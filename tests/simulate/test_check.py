@@ -249,6 +249,26 @@ def test_check_warns_of_many_transactions_on_one_item(tmp_path: Path) -> None:
     assert f"  note: {note}" in report.lines()
 
 
+def test_a_query_over_every_shard_reads_each_shards_page(tmp_path: Path) -> None:
+    # The lobby's games sharded by map: a Query over every shard (each) reads a page from
+    # each shard, as a run's reads do. Each call found the entries of the shard the
+    # execution drew and none of the others' (0.5 units each, an empty page).
+    data = yaml.safe_load((DESIGNS / "game-lobby.yaml").read_text())
+    data["entities"]["game"]["item"]["detail"] = {"size": 250}
+    data["tables"][0]["GlobalSecondaryIndexes"][0]["Projection"] = {"ProjectionType": "ALL"}
+    data["generators"]["map_shard"] = {"shard": 3}
+    (query,) = [p for p in data["access_patterns"] if p["id"] == "find-games"]
+    attribute = next(iter(query["key"]))
+    sharded = f"{query['key'][attribute]}#{{map_shard}}"
+    data["entities"]["game"]["item"][attribute] = sharded
+    query.update({"key": {attribute: sharded}, "each": "map_shard", "limit": 20})
+    path = tmp_path / "lobby-sharded.yaml"
+    path.write_text(yaml.safe_dump(data))
+    design = load_design(str(path))
+    (demand,) = [d for d in pattern_demands(design, design.generators()) if d.id == "find-games"]
+    assert [lane.units for lane in demand.lanes if lane.kind == "read"] == [1.0, 1.0, 1.0]
+
+
 def test_a_query_is_priced_by_the_page_it_returns(tmp_path: Path) -> None:
     # The game lobby with its index projecting whole games of about 330 B: a map has hundreds
     # of open games, and a Query with a Limit of 20 reads 20 entries, 6.6 KB: two 4 KB blocks,
