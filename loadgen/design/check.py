@@ -44,6 +44,7 @@ __all__ = [
     "PartitionCount",
     "PatternCheck",
     "PatternThrottle",
+    "checked_span",
     "scope_name",
     "stored_bytes",
     "units",
@@ -54,6 +55,7 @@ READ_CEILING = PARTITION_READ_UNITS
 """Read units/s one partition, and so one key value, serves (the model's)."""
 WRITE_CEILING = PARTITION_WRITE_UNITS
 """Write units/s one partition, and so one key value, serves (the model's)."""
+
 LIMIT_NAMES = {
     "partition": "a partition's ceiling",
     "capacity": "on-demand capacity",
@@ -63,6 +65,11 @@ LIMIT_NAMES = {
     "buffer": "write buffer",
 }
 """Each cause (`loadgen.refusals.CAUSES`), as the Expected column names the limit."""
+
+
+def checked_span(seconds: float) -> str:
+    """The launch a check asks of the model, in words: ``10 minutes``."""
+    return f"{seconds / 60:g} minute{'s' if seconds != 60 else ''}"
 
 
 def units(value: float) -> str:
@@ -412,7 +419,7 @@ class CheckReport:
 
     def lines(self) -> list[str]:
         design = self.design
-        minutes = f"{self.seconds / 60:g} minute{'s' if self.seconds != 60 else ''}"
+        minutes = checked_span(self.seconds)
         out = [
             f"Design {design.title} ({design.name}): {len(self.patterns)} access patterns, "
             f"{sum(p.rate for p in self.patterns):,.1f} operations/s at launch; the partition "

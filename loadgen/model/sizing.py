@@ -26,8 +26,7 @@ from loadgen.model.hashing import bucket_of
 from loadgen.model.partitions import (
     MAX_PARTITIONS,
     ON_DEMAND_TABLE_QUOTA_UNITS,
-    PARTITION_READ_UNITS,
-    PARTITION_WRITE_UNITS,
+    key_ceiling,
     partitions_for,
 )
 
@@ -66,7 +65,6 @@ all, where partitions are a one-off warm throughput)."""
 MAX_SHARDS = 64
 """The most shards a remedy splits one key over: past it, the key needs more partitions (a
 model choice: each shard is another read of every read over them all)."""
-_CEILINGS = {"read": PARTITION_READ_UNITS, "write": PARTITION_WRITE_UNITS}
 
 
 def _hundreds(units: float) -> int:
@@ -93,7 +91,7 @@ def shards_for(units: float, kind: str, ceiling: float | None = None) -> int:
     >>> shards_for(5_344, "read"), shards_for(5_344, "read", 4_500)  # strong, eventual reads
     (4, 3)
     """
-    return max(2, math.ceil(units / (RISK * (ceiling or _CEILINGS[kind]))))
+    return max(2, math.ceil(units / (RISK * (ceiling or key_ceiling(kind)))))
 
 
 def most_partitions(read_units: float, write_units: float, kind: str) -> int:
@@ -153,7 +151,7 @@ def fits(
     where it ``moves``), with its share of the ``others`` units/s the rest of the keys ask,
     within ``serves`` (a partition's ceiling unless given: eventually consistent reads are
     served more) over `HEADROOM`."""
-    ceiling = _CEILINGS[kind] if serves is None else serves
+    ceiling = key_ceiling(kind) if serves is None else serves
     on_one = busiest(shards, partitions, None if moves else key)
     return on_one * units / shards + others / partitions <= ceiling / HEADROOM
 

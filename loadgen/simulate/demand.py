@@ -42,7 +42,7 @@ from loadgen.design.generators import (
     hottest_values,
 )
 from loadgen.design.loader import Design
-from loadgen.design.patterns import typed_value
+from loadgen.design.patterns import CompiledPattern, typed_value
 from loadgen.design.templates import RequestTemplate, Template
 from loadgen.model.capacity import Charge, cost_of, projected
 from loadgen.model.hashing import HASH_SPACE, partition_hashes
@@ -443,14 +443,14 @@ class _Store:
         draws: Draws,
         query_items: int,
         stored: Mapping[str, ValueGenerator] | None = None,
-        each: str | None = None,
+        each: tuple[str, Sequence[str]] | None = None,
     ) -> None:
         self.design = design
         self.items = _stored_items(design)
         self.draws = draws
         self.each = each
-        """The name a pattern's calls go over (``each``): one call per value, the draws'
-        own value of it aside."""
+        """The name a pattern's calls go over and its values (`CompiledPattern.each`,
+        ``each_values``): one call per value, the draws' own value of it aside."""
         self.query_items = query_items
         self.stored = draws.generators if stored is None else stored
         self.listed = {
@@ -465,10 +465,10 @@ class _Store:
         item = template.render(self.draws)
         if all(item.get(a) == v for a, v in asked.items()):
             return self.draws
-        values = self.draws.generators[self.each].values() if self.each is not None else None
-        for value in values or ():
+        name, values = self.each or ("", ())
+        for value in values:
             one = Draws(self.draws.generators, **self.draws)  # every name drawn above
-            one[str(self.each)] = value
+            one[name] = value
             item = template.render(one)
             if all(item.get(a) == v for a, v in asked.items()):
                 return one
@@ -525,6 +525,11 @@ class _Store:
         for name in names - set(spec.population):
             count *= generators[name].probability(draws[name]) or 0.0
         return max(1, round(count))
+
+
+def _each(pattern: CompiledPattern) -> tuple[str, Sequence[str]] | None:
+    """The name a pattern's calls go over and its values, for `_Store`; None without one."""
+    return None if pattern.each is None else (pattern.each, pattern.each_values)
 
 
 def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
@@ -597,7 +602,7 @@ def pattern_demands(
         real_keys: dict[tuple[str, str | None, str], list[tuple[Draws, set[str]]]] = {}
         for _ in range(PROBES):
             draws = Draws(generators)
-            store = _Store(design, draws, query_items, stored, pattern.each)
+            store = _Store(design, draws, query_items, stored, _each(pattern))
             keys: dict[tuple[str, str | None, str], set[str]] = {}
             for call in pattern.calls(draws):
                 for charge in _cost(call, store, design):
@@ -709,7 +714,7 @@ def largest_request(
     for spec in design.patterns:
         for _ in range(PROBES):
             draws = Draws(generators)
-            store = _Store(design, draws, query_items, each=compiled[spec.id].each)
+            store = _Store(design, draws, query_items, each=_each(compiled[spec.id]))
             for call in compiled[spec.id].calls(draws):
                 on_key: dict[tuple[str, str | None, str], float] = {}
                 for charge in _cost(call, store, design):

@@ -45,6 +45,7 @@ from loadgen.design.check import (
     PartitionCount,
     PatternCheck,
     PatternThrottle,
+    checked_span,
     scope_name,
     stored_bytes,
 )
@@ -577,8 +578,7 @@ def _reason(pattern: PatternCheck, limits: list[LimitCheck], seconds: int = LAUN
         said.append(words)
     share = f"{pattern.throttled_share * 100:.0f}% of attempts throttled"
     if round(pattern.throttled_share * 100) == 0:
-        span = f"{seconds // 60} minutes" if seconds % 60 == 0 else f"{seconds} s"
-        share += f" in the {span} checked"
+        share += f" in the {checked_span(seconds)} checked"
     reason = f"{'; also '.join(said)} ({share})" if said else share
     # Limits the launch asks too much of that refused none of its attempts: those before
     # them refused first. Each refuses once those are lifted.

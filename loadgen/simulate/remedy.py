@@ -786,7 +786,7 @@ def write_remedies(path: str, out: str, remedies: list[Remedy]) -> None:
     text = source.read_text(encoding="utf-8")
     if source.suffix.lower() == ".json" and remedies:  # none: the file as it is
         data = read_file(path)
-        if remedies and remedies[0].design.aws_model:
+        if remedies[0].design.aws_model:
             raise ConfigError(
                 f"--remedy: {path} is AWS's data model, which has no variants; write its "
                 "remedies into a YAML design file of it (see docs/your-design.md)"

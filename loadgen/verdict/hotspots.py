@@ -375,8 +375,8 @@ def _read_remedy(
     read: float,
     index: str | None,
     higher: str,
-    planned: int | None = None,
-    serves: float = READ_CEILING,
+    planned: int | None,
+    serves: float,
 ) -> str:
     """Read-side remedies for a key read past its partition, sized on read units (check's
     shards where it planned them) against what a partition serves it (``serves``)."""
