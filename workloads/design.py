@@ -13,6 +13,7 @@ DESIGN_FILE --endpoint URL``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from locust import events
@@ -147,7 +148,10 @@ class DesignUser(DynamoUser):
         assert cls.design is not None
         design = cls.design
         items = int(getattr(parsed, "starting_items", -1))
-        section = design_section(design, items, float(parsed.launch_scale))
+        runtime = cls._runtime
+        compiled = runtime[2] if runtime is not None else design.compile(design.generators())
+        calls = {id: pattern.requests_per_execution for id, pattern in compiled.items()}
+        section = design_section(design, items, float(parsed.launch_scale), calls)
         clock = cls._clock
         if clock is not None:
             section["clock"] = {"speed": clock.speed, "start": clock.start, "origin": clock.origin}
@@ -169,8 +173,11 @@ def storage_section(design: Design) -> dict[str, Any]:
     return _STORAGE[key]
 
 
-def design_section(design: Design, starting_items: int, launch_scale: float) -> dict[str, Any]:
-    """What a results file says of the design a run ran."""
+def design_section(
+    design: Design, starting_items: int, launch_scale: float, calls: Mapping[str, int]
+) -> dict[str, Any]:
+    """What a results file says of the design a run ran; ``calls``: each pattern's requests
+    per execution (`CompiledPattern.requests_per_execution`)."""
     patterns = []
     for pattern in design.patterns:
         need = design.latency[pattern.id]
@@ -182,6 +189,7 @@ def design_section(design: Design, starting_items: int, launch_scale: float) -> 
                 "table": pattern.table or design.table_requests[0]["TableName"],
                 "index": pattern.index,
                 "rate": design.rates[pattern.id] * launch_scale,
+                "calls": calls.get(pattern.id, 1),
                 "latency": None if need is None else {"percentile": need.percentile, "ms": need.ms},
                 # A write under a condition: a failed one is the item's answer, not a throttle.
                 "conditional": bool(

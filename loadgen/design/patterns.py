@@ -191,8 +191,17 @@ class CompiledPattern:
             found.add(self.each)
         return frozenset(found)
 
+    @property
+    def requests_per_execution(self) -> int:
+        """How many requests `calls` sends for one execution: one per value of ``each`` (a
+        Query over every shard), else one (a batch puts every value's key in one request)."""
+        if self.each is None or self.key_templates:
+            return 1
+        return len(self.each_values)
+
     def calls(self, draws: Draws) -> Iterator[Call]:
-        """The requests of one execution, in the order they are sent."""
+        """The requests of one execution, in the order they are sent
+        (`requests_per_execution` of them)."""
         if self.key_templates:  # a batch built from its key or item template
             yield self._batch(draws)
             return

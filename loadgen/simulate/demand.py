@@ -677,7 +677,7 @@ def pattern_demands(
                 table=pattern.table,
                 index=pattern.index,
                 rate=pattern.rate,
-                calls=max(1, len(marked_calls)),
+                calls=pattern.requests_per_execution,
                 lanes=list(lanes.values()),
                 generators=generators,
                 each=pattern.each,

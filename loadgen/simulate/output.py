@@ -120,25 +120,31 @@ def build_results(result: SimulationResult) -> dict[str, Any]:
             if charged is None:  # its items keep their size: each touch costs its units
                 charged = admitted * demand.lane_units(lane)
             slot[lane.kind] = round(slot[lane.kind] + charged, 3)
+        # The pattern's hottest key on each table and index, as a run's row says it: its
+        # share of the pattern's touches there, over every lane (a Query over every shard has
+        # a lane a shard; a transaction, one an item).
+        touched: dict[tuple[str, str | None], tuple[float, dict[str, float]]] = {}
+        for lane, profile in zip(demand.lanes, profiles, strict=True):
+            if profile.top and profile.touches and lane.recorded:
+                total, weights = touched.get(lane.scope, (0.0, {}))
+                for text, weight in profile.top:
+                    weights[text] = weights.get(text, 0.0) + weight
+                touched[lane.scope] = (total + profile.touches, weights)
         hottest: dict[str, Any] | None = None
         scope_keys: dict[str, dict[str, Any]] = {}
-        for lane, profile in zip(demand.lanes, profiles, strict=True):
-            if profile.top and profile.touches:
-                text, weight = profile.top[0]
-                share = weight / profile.touches
-                # The pattern's hottest key on each table and index, as a run's row says it.
-                name = _scope_name(lane.table, lane.index)
-                if share > scope_keys.get(name, {}).get("share", -1.0):
-                    scope_keys[name] = {"key": text, "share": round(share, 6)}
-                if hottest is None or share > hottest["share"]:
-                    hottest = {
-                        "key": text,
-                        "share": round(share, 6),
-                        "table": lane.table,
-                        "index": lane.index,
-                        "touches": round(sum(r.offered for r in rows) * weight, 3),
-                        "error": 0,
-                    }
+        for (table, index), (total, weights) in touched.items():
+            text, weight = max(weights.items(), key=lambda item: item[1])
+            share = weight / total
+            scope_keys[_scope_name(table, index)] = {"key": text, "share": round(share, 6)}
+            if hottest is None or share > hottest["share"]:
+                hottest = {
+                    "key": text,
+                    "share": round(share, 6),
+                    "table": table,
+                    "index": index,
+                    "touches": round(sum(r.offered for r in rows) * weight, 3),
+                    "error": 0,
+                }
         error = _error_name(result, demand.table)
         throttles = [
             {
@@ -312,6 +318,7 @@ def _design_section(result: SimulationResult) -> dict[str, Any]:
             "table": demand.table,
             "index": demand.index,
             "rate": round(mean * demand.rate / total, 6) if total else 0.0,
+            "calls": demand.calls,
             "latency": None,  # not simulated: nothing to judge it on
         }
         for demand in result.demands

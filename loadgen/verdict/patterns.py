@@ -332,7 +332,9 @@ def _delivered(
         return 0.0 if asked else None  # a rate run that offered the pattern nothing
     if row is None:
         return 0.0
-    return float(row["requests_per_s"]) / scale
+    # A row counts requests; a pattern's rate is of executions, some of several requests
+    # (a Query over every shard: one a shard).
+    return float(row["requests_per_s"]) / scale / int(pattern.get("calls") or 1)
 
 
 def _latency(

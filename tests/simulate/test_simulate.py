@@ -365,3 +365,21 @@ def test_a_key_read_eventually_is_said_to_be_served_what_check_says() -> None:
     assert said.endswith("its partition serves 4,500 and no split helps one key")
     limit = next(lim for lim in check(design).limits if lim.key == "STATUS#online")
     assert f"of {limit.serves:,.0f}" in limit.words()
+
+
+def test_a_query_over_every_shard_is_judged_by_its_executions_and_its_shards_share_keys() -> None:
+    from loadgen.verdict.patterns import pattern_verdicts
+
+    # gsi-sharding salted: count-online queries the ten shards, ten requests an execution.
+    design = load_design(str(ROOT / "examples" / "designs" / "gsi-sharding.yaml"), "salted")
+    results = build_results(simulate(design, parse_profile(["2002/s for 1m"])))
+    count = next(p for p in results["design"]["patterns"] if p["id"] == "count-online")
+    assert count["calls"] == 10
+    row = next(r for r in results["operations"] if r["name"] == "count-online")
+    verdict = next(v for v in pattern_verdicts(results) if v.id == "count-online")
+    # The row counts requests, the verdict executions: about what was asked, not ten times.
+    assert row["requests_per_s"] == pytest.approx(10 * verdict.rate_delivered, rel=1e-3)
+    assert verdict.delivered_share == pytest.approx(1.0, abs=0.3)
+    # Its hottest key is one shard's, a tenth of its touches (as a run's recorder counts it).
+    assert row["hot_key"]["share"] == pytest.approx(0.1)
+    assert row["scope_keys"]["presence/online"]["share"] == pytest.approx(0.1)
