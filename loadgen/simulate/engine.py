@@ -1013,8 +1013,10 @@ class _Draws:
         if self.random is None:
             return executions * shares
         times, chances = self._chances(shares)
-        drawn = self.random.multinomial(int(executions * times), chances)
-        return np.asarray(drawn[:-1] / self.scale, dtype=np.float64)
+        drawn = self.random.multinomial(int(executions * times), chances)[:-1].astype(np.float64)
+        if self.scale != 1.0:  # (at AWS scale the counts are the touches)
+            drawn /= self.scale
+        return drawn
 
     def _chances(self, shares: np.ndarray) -> tuple[float, np.ndarray]:
         """Draws per execution and each range's chance of one (the last: none of them), of

@@ -162,6 +162,24 @@ def test_a_bad_design_file_is_one_line_naming_the_field(tmp_path: Path, case: st
     assert "\n" not in message
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("name: x\ntables: [1, 2\n", "not valid YAML at line 3, column 1: while parsing a flow"),
+        ("name: x\ntables: a: b\n", "not valid YAML at line 2, column 10: mapping values"),
+    ],
+)
+def test_a_file_that_is_not_yaml_says_where_in_one_line(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    path = tmp_path / "design.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        load_designs(str(path))
+    assert str(error.value).startswith(f"{path}: {expected}"), error.value
+    assert "\n" not in str(error.value)
+
+
 def test_loadgen_check_refuses_a_bad_file_in_one_line_with_exit_2(tmp_path: Path) -> None:
     path = _write(tmp_path, _broken(BAD["unknown index"][0]))
     done = subprocess.run(
