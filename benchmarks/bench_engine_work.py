@@ -1,17 +1,21 @@
-"""What a request of several items costs the embedded DynamoDB Local, in requests of its warm-up.
+"""What a request of several items costs an embedded engine, in requests of its warm-up.
 
 ``--scale auto`` sizes a run for what the engine answered at its warm-up: single-item
 PutItem, GetItem, UpdateItem and a Query of up to 10 items (`loadgen.emulator.engines.warm`).
-A transaction or a batch holds several items, and DynamoDB Local's work grows with them.
-This script starts DynamoDB Local as a run does (its JVM options), warms it up, writes 500
-items of about 250 bytes, then times each shape below from 4 connections, ``--rounds``
-times in turn: the warm-up's own mix first, then transactions and batches of a small and a
-large count of items. Printed per shape: requests/s and its cost in warm-up requests (the
-mix's rate over the shape's, from the same round). Per operation, the line through its two
-counts gives a request's own cost and each item's: the figures of
+A transaction or a batch holds several items, and the engine's work grows with them; moto
+answers a Query by going through every item of its table. This script starts the engine as
+a run does (DynamoDB Local with its JVM options; moto in an emulator's process, behind an
+emulator that throttles nothing, as its warm-up is measured), warms it up, writes 500 items
+of about 250 bytes, then times each shape below from 4 connections, ``--rounds`` times in
+turn: the warm-up's own mix first, then transactions and batches of a small and a large count
+of items, and a Query of 9 items, on the table and on an index, of a table of 500 items and
+of one of 5,000. Printed per shape: requests/s and its cost in warm-up requests (the mix's
+rate over the shape's, from the same round). Per operation, the line through its two counts
+gives a request's own cost and each item's (a Query: each item of its table): the figures of
 `loadgen.emulator.engines.ENGINE_WORK` (the median over the rounds).
 
-    .venv/bin/python benchmarks/bench_engine_work.py [--rounds 3] [--requests 600]
+    .venv/bin/python benchmarks/bench_engine_work.py [--engine moto] [--rounds 3]
+        [--requests 600]
 
 Figures move with the machine's load; the costs are ratios measured side by side in a round.
 """
@@ -19,6 +23,7 @@ Figures move with the machine's load; the costs are ratios measured side by side
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import threading
@@ -29,8 +34,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from loadgen.emulator.backends import MotoBackend
+from loadgen.emulator.command import unthrottled
 from loadgen.emulator.engines import (
     ENGINE_WORK,
+    INDEX_QUERY_WORK,
     JVM_OPTIONS,
     DynamoConnection,
     pk_sk_table,
@@ -42,6 +50,10 @@ from loadgen.targets.local import DynamoDBLocal
 TABLE = "engine-work"
 KEYS = 500
 CONNECTIONS = 4
+QUERY_TABLES = (KEYS, 10 * KEYS)
+"""Items in the tables a Query is timed on (``query-N``): 9 items under each key it reads."""
+GROUPS = 50
+"""Index key values of a Query table: 10 and 100 items under each."""
 
 Shape = Callable[[int], tuple[str, dict[str, Any]]]
 
@@ -92,6 +104,71 @@ def shapes(counts: tuple[int, int]) -> dict[tuple[str, int], Shape]:
     return made
 
 
+def query_table(items: int) -> dict[str, Any]:
+    """A table of ``items`` items, keyed ``pk``/``sk``, with an index on ``g``."""
+    table = pk_sk_table(f"query-{items}")
+    table["AttributeDefinitions"] = [
+        *table["AttributeDefinitions"],
+        {"AttributeName": "g", "AttributeType": "S"},
+    ]
+    table["GlobalSecondaryIndexes"] = [
+        {
+            "IndexName": "by-g",
+            "KeySchema": [
+                {"AttributeName": "g", "KeyType": "HASH"},
+                {"AttributeName": "pk", "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+    ]
+    return table
+
+
+def query_item(items: int, i: int) -> dict[str, Any]:
+    keys = items // 10
+    return {
+        "pk": {"S": f"p{i % keys}"},
+        "sk": {"S": f"s{i // keys}"},
+        "g": {"S": f"g{i % GROUPS}"},
+        "pad": {"S": "x" * 200},
+    }
+
+
+def queries(items: int) -> dict[tuple[str, int], Shape]:
+    """A Query of 9 items on the table and on its index, in a table of ``items``."""
+    name = f"query-{items}"
+
+    def on_table(i: int) -> tuple[str, dict[str, Any]]:
+        return "Query", {
+            "TableName": name,
+            "KeyConditionExpression": "pk = :k",
+            "ExpressionAttributeValues": {":k": {"S": f"p{i % (items // 10)}"}},
+            "Limit": 9,
+        }
+
+    def on_index(i: int) -> tuple[str, dict[str, Any]]:
+        return "Query", {
+            "TableName": name,
+            "IndexName": "by-g",
+            "KeyConditionExpression": "g = :g",
+            "ExpressionAttributeValues": {":g": {"S": f"g{i % GROUPS}"}},
+            "Limit": 9,
+        }
+
+    return {("Query", items): on_table, ("Query index", items): on_index}
+
+
+@contextlib.contextmanager
+def started(engine: str) -> Any:
+    """The engine's endpoint, as a run starts it."""
+    if engine == "moto":
+        with unthrottled(MotoBackend()) as server:
+            yield server.endpoint_url
+    else:
+        with DynamoDBLocal(java_options=JVM_OPTIONS) as local:
+            yield local.endpoint_url
+
+
 def rate(endpoint_url: str, shape: Shape, requests: int) -> float:
     """Requests/s of ``shape`` from `CONNECTIONS` connections at once."""
 
@@ -114,6 +191,7 @@ def rate(endpoint_url: str, shape: Shape, requests: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", choices=("dynamodb-local", "moto"), default="dynamodb-local")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--requests", type=int, default=600, help="of each shape, per round")
     args = parser.parse_args()
@@ -123,36 +201,47 @@ def main() -> None:
         raise SystemExit(f"error: --requests must be at least {CONNECTIONS} (got {args.requests})")
     counts = (4, 25)
     every = shapes(counts)
+    for items in QUERY_TABLES:
+        every.update(queries(items))
     costs: dict[tuple[str, int], list[float]] = {shape: [] for shape in every}
-    with DynamoDBLocal(java_options=JVM_OPTIONS) as engine:
-        url = engine.endpoint_url
-        print(f"warm-up: {warm(url):,.0f} requests/s")
+    with started(args.engine) as url:
+        print(f"{args.engine} warm-up: {warm(url):,.0f} requests/s")
         setup = DynamoConnection(url)
         setup.call("CreateTable", pk_sk_table(TABLE))
         for i in range(KEYS):
             setup.call("PutItem", {"TableName": TABLE, "Item": _item(i)})
+        for items in QUERY_TABLES:
+            setup.call("CreateTable", query_table(items))
+            for i in range(items):
+                setup.call("PutItem", {"TableName": f"query-{items}", "Item": query_item(items, i)})
         setup.close()
         for round_ in range(1, args.rounds + 1):
             mix = rate(url, _mix, args.requests)
             print(f"round {round_}: the warm-up's mix {mix:,.0f} requests/s")
             for (operation, n), shape in every.items():
-                per_s = rate(url, shape, max(CONNECTIONS, args.requests // n * 2))
+                single = operation.startswith("Query")  # one request, whatever its table
+                requests = args.requests if single else max(CONNECTIONS, args.requests // n * 2)
+                per_s = rate(url, shape, requests)
                 costs[(operation, n)].append(mix / per_s)
                 print(
                     f"  {operation:<20} {n:>3} items {per_s:>8,.0f}/s  "
                     f"{mix / per_s:6.2f} warm-up requests"
                 )
-    small, large = counts
     print(
         f"\n{'operation':<20} {'request':>8} {'an item':>8}   "
-        f"(median of {args.rounds}; ENGINE_WORK now)"
+        f"(median of {args.rounds}; a Query's items: its table's; ENGINE_WORK now)"
     )
     for operation in dict.fromkeys(op for op, _ in every):
+        small, large = QUERY_TABLES if operation.startswith("Query") else counts
         low = statistics.median(costs[(operation, small)])
         high = statistics.median(costs[(operation, large)])
         each = (high - low) / (large - small)
         own = low - each * small
-        print(f"{operation:<20} {own:>8.2f} {each:>8.2f}   {ENGINE_WORK.get(operation)}")
+        if operation == "Query index":
+            now = INDEX_QUERY_WORK.get(args.engine)
+        else:
+            now = ENGINE_WORK[args.engine].get(operation)
+        print(f"{operation:<20} {own:>8.2f} {each:>8.5f}   {now}")
 
 
 if __name__ == "__main__":

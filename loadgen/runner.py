@@ -16,12 +16,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loadgen.errors import ConfigError, CredentialsError, InvalidSetting
+from loadgen.errors import ConfigError, CredentialsError, HarnessError, InvalidSetting
 from loadgen.refusals import DEFAULT_RETRY_MODE as RETRY_MODE
 from loadgen.refusals import modelled
 
@@ -641,11 +641,14 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
-        if config.scale == "auto" and config.open_model:
-            _expect_retries(config, design, largest)
-            _expect_engine_work(config, design)
     starting = None if design is None else _starting_plans(config, design)
     written = 0 if starting is None or not config.starting_data else _items(starting[0])
+    if design is not None and config.scale == "auto" and config.open_model:
+        _expect_retries(config, design, largest)
+        stored: dict[str, int] = {}
+        for plan in starting[0] if starting is not None and config.starting_data else ():
+            stored[plan.table] = stored.get(plan.table, 0) + plan.count
+        _expect_engine_work(config, design, stored)
     with _target(config, largest, written) as target:
         print(f"Target: {target.description}", file=sys.stderr, flush=True)
         if target.scale is not None:
@@ -825,34 +828,66 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
         )
 
 
-def _expect_engine_work(config: RunConfig, design: Any) -> None:
+def _expect_engine_work(
+    config: RunConfig, design: Any, stored: Mapping[str, int] | None = None
+) -> None:
     """A design's work for the embedded engine per operation at launch, in requests of its
     warm-up, for ``--scale auto``: each pattern's requests (`request_shapes`) weighed by
-    `engine_work`, over the file's mix. A throttled attempt never reaches the engine, so its
-    retries are not counted here (they are in `RunConfig.requests_per_operation`)."""
+    `engine_work` on the engine the run will start, over the file's mix; ``stored``: the
+    items of each table the run writes before its load. A throttled attempt never reaches
+    the engine, so its retries are not counted here (they are in
+    `RunConfig.requests_per_operation`)."""
     from loadgen.emulator.engines import engine_work
-    from loadgen.simulate.demand import request_shapes
+    from loadgen.simulate.demand import RequestShape, request_shapes
+
+    stored = stored or {}
+    engine = _engine_name(config)
+
+    def work(shape: RequestShape) -> float:
+        index_of = None if shape.index_of is None else stored.get(shape.index_of, 0)
+        return engine_work(shape.operation, shape.items, engine=engine, index_of=index_of)
 
     launch = _at_launch(design, config)
     shapes = request_shapes(launch, launch.generators(seed=config.seed))
     total = math.fsum(launch.rates.values())
-    work = math.fsum(
-        rate * math.fsum(count * engine_work(*shape) for shape, count in shapes[pid].items())
+    weighed = math.fsum(
+        rate * math.fsum(count * work(shape) for shape, count in shapes[pid].items())
         for pid, rate in launch.rates.items()
     )
-    config.engine_work_per_operation = ratio = work / total if total > 0 else 1.0
+    config.engine_work_per_operation = ratio = weighed / total if total > 0 else 1.0
     if ratio > max(1.0, config.requests_per_operation) + 1e-6:
         heavy = sorted(
-            {f"{op} of {items}" for shapes_of in shapes.values() for op, items in shapes_of
-             if engine_work(op, items) > 1.0}
+            {
+                f"a Query of an index of {shape.index_of} ({stored.get(shape.index_of, 0):,} "
+                "items)" if shape.index_of is not None
+                else f"{shape.operation} of {shape.items} items"
+                for shapes_of in shapes.values() for shape in shapes_of if work(shape) > 1.0
+            }
         )  # fmt: skip
+        grows = (
+            "moto's work grows with a request's items, and a Query of an index goes through "
+            "every item of its table"
+            if engine == "moto"
+            else "DynamoDB Local's work grows with a request's items"
+        )
         print(
             f"Design: the embedded engine's work comes to {ratio:.2f} of its warm-up's "
-            f"requests per operation at launch ({', '.join(heavy)} items: DynamoDB Local's "
-            "work grows with a request's items); --scale auto sizes the run for that work",
+            f"requests per operation at launch ({', '.join(heavy)}: {grows}); --scale auto "
+            "sizes the run for that work",
             file=sys.stderr,
             flush=True,
         )
+
+
+def _engine_name(config: RunConfig) -> str:
+    """The engine an embedded target of this run starts (`choose_engine`); DynamoDB Local's
+    name where it cannot tell (LocalStack's DynamoDB is DynamoDB Local's)."""
+    from loadgen.emulator.engines import choose_engine
+
+    try:
+        return choose_engine(config.engine).name
+    except HarnessError:
+        return "dynamodb-local"
 
 
 IN_FLIGHT_HEADROOM = 2.0

@@ -332,10 +332,11 @@ def test_a_design_s_engine_work_weighs_its_transactions_and_batches_by_their_ite
     from loadgen.simulate.demand import request_shapes
 
     design, config = _design_at_scale_auto(monkeypatch, "orders.yaml", "hot-status")
+    config.engine = "dynamodb-local"
     shapes = request_shapes(design)
     # An order is one transaction of its three line items; the others are single requests.
-    assert shapes["create-order"] == {("TransactWriteItems", 3): 1.0}
-    assert shapes["get-profile"] == {("GetItem", 1): 1.0}
+    assert shapes["create-order"] == {("TransactWriteItems", 3, None): 1.0}
+    assert shapes["get-profile"] == {("GetItem", 1, None): 1.0}
     runner._expect_engine_work(config, design)
     rates = design.rates
     expected = (
@@ -359,11 +360,41 @@ def test_a_batch_s_shape_counts_its_keys_and_a_sharded_read_its_requests() -> No
     from loadgen.simulate.demand import request_shapes
 
     ticketing = load_design(str(ROOT / "examples/designs/ticketing.yaml"), "warm")
-    assert request_shapes(ticketing)["purchase"] == {("TransactWriteItems", 2): 1.0}
+    assert request_shapes(ticketing)["purchase"] == {("TransactWriteItems", 2, None): 1.0}
     counter = load_design(str(ROOT / "examples/designs/counter.yaml"), "sharded")
-    (((operation, keys), count),) = request_shapes(counter)["read"].items()
+    (((operation, keys, _), count),) = request_shapes(counter)["read"].items()
     assert (operation, count) == ("BatchGetItem", 1.0)
     assert keys == len(counter.generators()["shard"].values()) > 1
     chat = load_design(str(ROOT / "examples/designs/chat.yaml"), "read-light")
     shards = len(chat.generators()["shard"].values())
-    assert request_shapes(chat)["online-now"] == {("Query", 1): float(shards)}
+    # A Query of an index names its table: moto goes through every item of it.
+    assert request_shapes(chat)["online-now"] == {("Query", 1, "chat"): float(shards)}
+
+
+def test_moto_s_work_for_a_query_of_an_index_grows_with_its_table_s_items(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from loadgen import runner
+    from loadgen.emulator.engines import engine_work
+
+    design, config = _design_at_scale_auto(monkeypatch, "chat.yaml", "read-light")
+    rates = design.rates
+    works = {}
+    for engine, stored in (("dynamodb-local", 5000), ("moto", 0), ("moto", 5000)):
+        config.engine = engine
+        runner._expect_engine_work(config, design, {"chat": stored})
+        works[(engine, stored)] = config.engine_work_per_operation
+    # On DynamoDB Local a Query is a request, whatever its table holds.
+    assert works[("dynamodb-local", 5000)] == pytest.approx(
+        (sum(rates.values()) + 9 * rates["online-now"]) / sum(rates.values())
+    )
+    # On moto a Query of an index goes through its table: 3.8 warm-up requests at 5,000 items.
+    moto_query = engine_work("Query", 1, engine="moto")
+    index_query = engine_work("Query", 1, engine="moto", index_of=5000)
+    assert index_query > engine_work("Query", 1, engine="moto", index_of=0) > moto_query > 1
+    others = sum(r for pid, r in rates.items() if pid != "online-now")
+    queries = rates["room-messages"] + rates["user-rooms"]
+    expected = (others + queries * (moto_query - 1) + 10 * rates["online-now"] * index_query)
+    assert works[("moto", 5000)] == pytest.approx(expected / sum(rates.values()))
+    assert works[("moto", 5000)] > works[("moto", 0)] > works[("dynamodb-local", 5000)]
+    assert "a Query of an index of chat (5,000 items)" in capsys.readouterr().err

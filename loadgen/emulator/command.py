@@ -181,6 +181,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def unthrottled(backend: Backend) -> EmulatorServer:
+    """An emulator in front of ``backend`` that throttles nothing, on a port of its own: moto
+    answers in the emulator's own process, so it is measured as it will serve, through one."""
+    return EmulatorServer(Emulator(backend, PartitionModel(scale=1000.0)))
+
+
 def _auto_scale(args: argparse.Namespace, engine_rate: float | None) -> float:
     """Resolve ``--scale auto`` (the engine measured at warm-up where it was not yet), say so
     on stderr, and return the engine's rate."""
@@ -194,11 +200,8 @@ def _auto_scale(args: argparse.Namespace, engine_rate: float | None) -> float:
         if args.upstream:
             engine_rate = warm(args.upstream, requests=args.warm_up_requests)
         else:
-            # moto answers in the emulator's own process: measured as it will serve, through
-            # an emulator that throttles nothing.
             backend = NullBackend() if args.null_backend else MotoBackend()
-            probe = Emulator(backend, PartitionModel(scale=1000.0))
-            with EmulatorServer(probe) as server:
+            with unthrottled(backend) as server:
                 engine_rate = warm(server.endpoint_url, requests=args.warm_up_requests)
     args.scale = auto_scale(launch, engine_rate, args.largest_request_units)
     print(

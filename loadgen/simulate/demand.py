@@ -28,7 +28,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -56,6 +56,7 @@ __all__ = [
     "Lane",
     "LargestRequest",
     "PatternDemand",
+    "RequestShape",
     "largest_request",
     "pattern_demands",
     "pattern_units",
@@ -728,21 +729,34 @@ def largest_request(
     return largest
 
 
+class RequestShape(NamedTuple):
+    """What an engine's work for a request depends on (`request_shapes`)."""
+
+    operation: str
+    items: int
+    """A transaction's actions, a batch's keys or writes; 1 for any other request."""
+    index_of: str | None = None
+    """The table of the index a Query reads (some engines go through every item of the
+    table: `loadgen.emulator.engines.INDEX_QUERY_WORK`); None for any other request."""
+
+
 def request_shapes(
     design: Design, generators: Mapping[str, ValueGenerator] | None = None
-) -> dict[str, dict[tuple[str, int], float]]:
-    """Per access pattern id, the requests one execution sends by ``(operation, items)``: a
-    transaction's actions, a batch's keys or writes, 1 for any other request; the mean over
-    `PROBES` executions. What an engine's work per operation is weighed from
+) -> dict[str, dict[RequestShape, float]]:
+    """Per access pattern id, the requests one execution sends by shape (`RequestShape`):
+    the mean over `PROBES` executions. What an engine's work per operation is weighed from
     (`loadgen.emulator.engines.engine_work`)."""
     generators = generators or design.generators()
     compiled = design.compile(generators)
-    shapes: dict[str, dict[tuple[str, int], float]] = {}
+    shapes: dict[str, dict[RequestShape, float]] = {}
     for spec in design.patterns:
         counted = shapes.setdefault(spec.id, {})
         for _ in range(PROBES):
             for call in compiled[spec.id].calls(Draws(generators)):
-                shape = (call.operation, _items_of(call.operation, call.params))
+                index_of = call.table if call.operation == "Query" and call.index else None
+                shape = RequestShape(
+                    call.operation, _items_of(call.operation, call.params), index_of
+                )
                 counted[shape] = counted.get(shape, 0.0) + 1.0 / PROBES
     return shapes
 
