@@ -394,7 +394,7 @@ def test_moto_s_work_for_a_query_of_an_index_grows_with_its_table_s_items(
     assert index_query > engine_work("Query", 1, engine="moto", index_of=0) > moto_query > 1
     others = sum(r for pid, r in rates.items() if pid != "online-now")
     queries = rates["room-messages"] + rates["user-rooms"]
-    expected = (others + queries * (moto_query - 1) + 10 * rates["online-now"] * index_query)
+    expected = others + queries * (moto_query - 1) + 10 * rates["online-now"] * index_query
     assert works[("moto", 5000)] == pytest.approx(expected / sum(rates.values()))
     assert works[("moto", 5000)] > works[("moto", 0)] > works[("dynamodb-local", 5000)]
     assert "a Query of an index of chat (5,000 items)" in capsys.readouterr().err

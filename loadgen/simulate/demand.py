@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -60,6 +60,7 @@ __all__ = [
     "largest_request",
     "pattern_demands",
     "pattern_units",
+    "reads_eventually",
     "request_shapes",
 ]
 
@@ -192,6 +193,14 @@ class Lane:
     @property
     def scope(self) -> tuple[str, str | None]:
         return (self.table, self.index)
+
+
+def reads_eventually(lanes: Iterable[Lane]) -> bool:
+    """Whether one table's or index's reads through ``lanes`` are there and all eventually
+    consistent (every GSI's are): a key's partition then serves its read ceiling
+    `loadgen.model.partitions.EVENTUAL_READ_FACTOR` times over (`key_ceiling`)."""
+    reads = [lane.eventual for lane in lanes if lane.kind == "read"]
+    return bool(reads) and all(reads)
 
 
 @dataclass

@@ -57,7 +57,13 @@ from loadgen.refusals import (
     STANDARD_ATTEMPTS,
 )
 from loadgen.simulate.causes import Causes, LimitRecord, PatternThrottles
-from loadgen.simulate.demand import KeyProfile, Lane, PatternDemand, pattern_demands
+from loadgen.simulate.demand import (
+    KeyProfile,
+    Lane,
+    PatternDemand,
+    pattern_demands,
+    reads_eventually,
+)
 from loadgen.simulate.growth import Growing
 from loadgen.simulate.profile import Profile
 from loadgen.simulate.retries import Returning, horizon, landed, sdk_retries
@@ -1095,7 +1101,7 @@ def _words(
     (``by_partition``) or the keyspace's own limit (``top_units``: a growing lane's units per
     touch of its top keys, `Lane.growth`)."""
     where = scope.table if scope.index is None else f"{scope.table}/{scope.index}"
-    ceiling = key_ceiling(kind, eventual=all(lane.eventual for _, lane, _ in scope.lanes))
+    ceiling = key_ceiling(kind, eventual=reads_eventually(lane for _, lane, _ in scope.lanes))
     if by_partition:
         keys: dict[str, float] = {}
         for number, lane, profile in scope.lanes:

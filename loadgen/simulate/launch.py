@@ -60,6 +60,7 @@ from loadgen.model.sizing import most_partitions, shard_plan
 from loadgen.model.throttling import throttle
 from loadgen.refusals import CONTENTION_RATE, STANDARD_ATTEMPTS
 from loadgen.simulate.causes import LimitRecord
+from loadgen.simulate.demand import Lane, reads_eventually
 from loadgen.simulate.engine import FAILING_SHARE, Settings, SimulationResult, simulate
 from loadgen.simulate.profile import Profile, constant
 
@@ -176,6 +177,17 @@ def _can_fork() -> bool:
     return monkey is None or not monkey.is_module_patched("os")
 
 
+def _reads_eventually(result: SimulationResult) -> dict[str, bool]:
+    """By keyspace (`scope_name`), whether its reads are all eventually consistent
+    (`reads_eventually`): every GSI's are; a table's and its local indexes' together."""
+    lanes: dict[str, list[Lane]] = {}
+    for demand in result.demands:
+        for lane in demand.lanes:
+            keyspace = _keyspace(result.design, lane.table, lane.index)
+            lanes.setdefault(scope_name(lane.table, keyspace), []).append(lane)
+    return {scope: reads_eventually(of) for scope, of in lanes.items()}
+
+
 def _keyspace(design: Design, table: str, index: str | None) -> str | None:
     """The model's keyspace of a lane's scope: a local index lives on its table's."""
     schema = design.schemas[table]
@@ -226,6 +238,7 @@ def report_of(result: SimulationResult) -> CheckReport:
                 grows_to=grows_to,
             )
         )
+    eventual = _reads_eventually(result)
     loads = [
         KeyLoad(
             scope,
@@ -234,12 +247,13 @@ def report_of(result: SimulationResult) -> CheckReport:
             sum(by_kind.get("write", {}).values()),
             tuple(sorted(by_kind.get("read", {}))),
             tuple(sorted(by_kind.get("write", {}))),
+            read_ceiling=key_ceiling("read", eventual=eventual.get(scope, False)),
         )
         for (scope, key), by_kind in keys.items()
     ]
     behind = _behind(result)
     _judge(result, patterns, behind)
-    limits = _limits(result, patterns, loads, asked, behind, moving)
+    limits = _limits(result, patterns, loads, asked, behind, moving, eventual)
     failed_by = {p for limit in limits if limit.verdict == FAIL for p in limit.patterns}
     for pattern in patterns:
         if pattern.id in failed_by:
@@ -351,6 +365,7 @@ def _limits(
     asked: dict[tuple[str, str | None, str], float],
     behind: dict[tuple[str, str | None], tuple[float, ThroughputStats]],
     moving: set[tuple[str, str]],
+    eventual: dict[str, bool],
 ) -> list[LimitCheck]:
     """A partition's ceiling and the keyspace's own limit, for every table's and index's
     reads and writes asked at launch; and any other limit the model refused by. A hot key's
@@ -360,11 +375,6 @@ def _limits(
     records: dict[tuple[str, str | None, str, str], LimitRecord] = {
         (r.throttle.table, r.throttle.index, r.throttle.kind, r.throttle.cause): r
         for r in result.limits
-    }
-    # The keyspaces read only eventually consistently (every GSI's reads are).
-    lanes = [lane for demand in result.demands for lane in demand.lanes if lane.kind == "read"]
-    eventual = {(lane.table, lane.index) for lane in lanes if lane.eventual} - {
-        (lane.table, lane.index) for lane in lanes if not lane.eventual
     }
     wanted: list[tuple[str, str | None, str, str]] = []
     for (table, index, kind), units in asked.items():
@@ -389,7 +399,7 @@ def _limits(
         )
         key_units = 0.0 if hottest is None else (hottest.read if kind == "read" else hottest.write)
         # A partition's; any of its replicas serves eventual reads.
-        ceiling = key_ceiling(kind, eventual=(table, index) in eventual)
+        ceiling = key_ceiling(kind, eventual=eventual.get(scope, False))
         if not key_units:
             hottest = None  # no key repeats: each request's is new (ids, times)
         fills_in = None

@@ -1,4 +1,4 @@
-"""What the diagnosis says: a `Finding`, the AWS guides its remedies come from, the ceilings.
+"""What the diagnosis says: a `Finding` and the AWS guides its remedies come from.
 
 Shared by the diagnosis (`loadgen.verdict.diagnosis`, which decides the cause from the
 reasons the target gave) and the heat's account of which key or range ran hot
@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from loadgen.model.partitions import PARTITION_READ_UNITS, PARTITION_WRITE_UNITS
-
-__all__ = ["GUIDES", "READ_CEILING", "WRITE_CEILING", "Finding"]
+__all__ = ["GUIDES", "Finding"]
 
 _DEV = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/"
 GUIDES = {
@@ -32,9 +30,6 @@ GUIDES = {
     "transactions": _DEV + "transaction-apis.html",
 }
 """AWS's developer-guide pages each remedy comes from."""
-
-WRITE_CEILING, READ_CEILING = PARTITION_WRITE_UNITS, PARTITION_READ_UNITS
-"""Units/s one partition, and so one key, serves on DynamoDB (the partition model's)."""
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from loadgen.model.sizing import RISK, shards_for
 from loadgen.verdict import analysis
 from loadgen.verdict.analysis import Scope
 from loadgen.verdict.delivery import fell_behind
-from loadgen.verdict.findings import GUIDES, READ_CEILING, WRITE_CEILING, Finding
+from loadgen.verdict.findings import GUIDES, Finding
 from loadgen.verdict.patterns import MAX_THROTTLED_SHARE
 from loadgen.verdict.throttles import (
     Demand,
@@ -254,7 +254,7 @@ def key_finding(
             evidence,
             _read_remedy(place.key, basis, index, higher, planned, serves),
             GUIDES["sparse-index"] if index is not None else GUIDES["caching"],
-            place.throttled + measured / READ_CEILING,
+            place.throttled + measured / serves,
             "partition",
             tuple(patterns),
             asked or None,
@@ -285,7 +285,7 @@ def key_finding(
             "the item's id (so an update finds the same shard), and query the N shards in "
             f"parallel, merging the results. {sizing}",
             GUIDES["gsi-sharding"],
-            place.throttled + measured / WRITE_CEILING,
+            place.throttled + measured / serves,
             "partition",
             tuple(patterns),
             asked or None,
@@ -301,7 +301,7 @@ def key_finding(
         f"calculated suffix and read by fetching the N keys (BatchGetItem) and combining. "
         f"{sizing}",
         GUIDES["write-sharding"],
-        place.throttled + measured / WRITE_CEILING,
+        place.throttled + measured / serves,
         "partition",
         tuple(patterns),
         asked or None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -352,7 +353,7 @@ def test_key_spaces_alike_but_for_their_seed_list_alike(spec: str) -> None:
         assert known.values_of(scrambled, False) is not known.values_of(one, False)
 
 
-def test_a_key_read_eventually_is_said_to_be_served_what_check_says() -> None:
+def test_a_key_read_eventually_is_said_to_be_served_what_check_says(tmp_path: Path) -> None:
     # Every read of a GSI is eventually consistent: its partition serves 4,500 read units/s,
     # the figure check states, not the strong 3,000.
     from loadgen.simulate.launch import check, launch_profile
@@ -363,8 +364,29 @@ def test_a_key_read_eventually_is_said_to_be_served_what_check_says() -> None:
     said = result.reasons[("online-now", 0)]
     assert "one key, STATUS#online, asks" in said
     assert said.endswith("its partition serves 4,500 and no split helps one key")
-    limit = next(lim for lim in check(design).limits if lim.key == "STATUS#online")
+    report = check(design)
+    limit = next(lim for lim in report.limits if lim.key == "STATUS#online" and lim.kind == "read")
     assert f"of {limit.serves:,.0f}" in limit.words()
+    # Its key list holds the key to the same figure: over at 4,500 and more, not at 3,000.
+    load = next(load for load in report.keys if load.key == "STATUS#online")
+    assert load.read_ceiling == limit.serves == 4500
+    assert replace(load, read=4000.0).over is None
+    assert replace(load, read=4500.0).over == "read"
+    # The table's: read eventually too (get-profile, user-rooms); read strongly by one
+    # pattern, 3,000, and the limits say the same.
+    table = next(load for load in report.keys if load.scope == "chat")
+    assert table.read_ceiling == 4500
+    data = yaml.safe_load(chat.read_text())
+    data["access_patterns"][0]["consistent"] = True
+    assert data["access_patterns"][0]["id"] == "get-profile"
+    strong = check(load_design(write_design(tmp_path, data), "status-index"))
+    table = next(load for load in strong.keys if load.scope == "chat")
+    assert table.read_ceiling == 3000
+    (ceiling,) = [
+        lim for lim in strong.limits
+        if lim.index is None and lim.kind == "read" and lim.cause == "partition"
+    ]  # fmt: skip
+    assert ceiling.serves == 3000
 
 
 def test_a_query_over_every_shard_is_judged_by_its_executions_and_its_shards_share_keys() -> None:
