@@ -7,6 +7,8 @@ names its figures by):
 - an on-demand table's or index's capacity: its ``WarmThroughput`` at the figure asked;
 - provisioned capacity: ``ProvisionedThroughput`` that carries it at 70% utilisation;
 - an on-demand maximum: ``OnDemandThroughput`` at the figure;
+- a capacity that passes, but that the other remedies ask more of (a read over every shard
+  reads each shard) and leave within `HEADROOM` of what it serves: sized as a failing one;
 - a partition's ceiling: the hot key's template takes a shard generator (``GAME#{game}`` ->
   ``GAME#{game}#{PK_shard}``) wherever the key is written, and the reads of it run over
   every shard (a GetItem becomes a BatchGetItem of the shards, a Query runs per shard); as
@@ -213,6 +215,24 @@ class _Round:
                 )
             else:
                 self._capacity(limit, limit.asked)
+        self._headroom()
+
+    def _headroom(self) -> None:
+        """A capacity the remedies so far ask more of than the launch did (a read over every
+        shard reads each shard), left within `HEADROOM` of what it serves though it passes:
+        sized as a failing one is, for the launch's busiest seconds."""
+        before = {_slot(limit): limit.asked for limit in self.remedy.reports[0].limits}
+        for limit in self.report.limits:
+            if limit.verdict == FAIL or limit.cause not in ("capacity", "provisioned"):
+                continue
+            if limit.asked * HEADROOM <= limit.serves or limit.asked <= before.get(_slot(limit), 0):
+                continue
+            self._capacity(
+                limit,
+                limit.asked,
+                f"{limit.asked:,.0f} {limit.kind} units/s asked at launch with the remedies "
+                f"above, {limit.asked / limit.serves:.1%} of the {limit.serves:,.0f} it serves",
+            )
 
     # -- what a remedy writes -------------------------------------------------------------
 

@@ -157,3 +157,21 @@ def test_the_lobbys_shards_leave_each_partition_its_headroom_where_the_model_pla
     # And as the model served them, the other keys where they fall: 859 at 13 shards.
     assert count.busiest_write_units is not None
     assert count.busiest_write_units <= PARTITION_WRITE_UNITS / HEADROOM
+
+
+def test_a_capacity_the_shards_read_over_is_given_its_headroom_too() -> None:
+    """A food-delivery design: london takes half of a city Query on a GSI. Sharding the city
+    three ways reads each shard, so the index's reads triple, to 97.5% of the 12,000 a new
+    on-demand index serves: the check still passes, but its busiest seconds would not. The
+    remedy warms it as it warms a failing capacity."""
+    path = Path(__file__).with_name("designs") / "delivery.yaml"
+    found = remedy(load_design(str(path)))
+    assert not found.final.failed
+    first = {(lim.scope, lim.kind, lim.cause): lim for lim in found.reports[0].limits}
+    final = {(lim.scope, lim.kind, lim.cause): lim for lim in found.final.limits}
+    index = ("Delivery/ByCity", "read", "capacity")
+    assert first[index].verdict == "PASS" and final[index].asked > first[index].asked
+    assert final[index].serves == capacity_figure(final[index].asked)
+    assert final[index].asked * HEADROOM <= final[index].serves
+    said = [line for line in found.lines() if "ReadUnitsPerSecond" in line]
+    assert said and "with the remedies above" in said[0], found.lines()
