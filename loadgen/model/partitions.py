@@ -917,7 +917,9 @@ class PartitionModel:
                 if charge.key is not None:
                     part = space.parts[bisect_right(space.starts, partition_hash(charge.key)) - 1]
                     self._refill(part, now)
-                self._take(space, part, _KINDS[charge.kind], sign * charge.units)
+                self._take(
+                    space, part, _KINDS[charge.kind], sign * charge.units, eventual=charge.eventual
+                )
 
     def snapshot(self) -> list[ThroughputStats]:
         """Capacity, burst, consumption, throttles and partitions of every table and GSI."""

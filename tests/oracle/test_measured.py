@@ -9,6 +9,7 @@ band the test names with its reason.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -186,17 +187,24 @@ def read_rate(
     eventual: bool,
     sorts: int,
     units: float = 0.5,
+    settled: bool = False,
 ) -> list[float]:
     """Reads of one partition-key value offered far past any ceiling, second by second:
-    units served each second, at AWS scale (the model may run at a smaller one)."""
+    units served each second, at AWS scale (the model may run at a smaller one). ``settled``:
+    each admitted at the least a read costs and settled at ``units`` once answered, as the
+    emulator admits a Query before it knows its page."""
     served = []
     for _ in range(seconds):
         clock.now = math.floor(clock.now) + 1
         got = 0.0
         for n in range(20_000):
             sort = f"s{(n * 7919) % sorts:05d}"
-            if model.admit([Charge("c", None, "read", units, "hot", eventual, sort)]) is not None:
+            charge = Charge("c", None, "read", units, "hot", eventual, sort)
+            asked = replace(charge, units=0.5) if settled else charge
+            if model.admit([asked]) is not None:
                 break
+            if settled:
+                model.settle([asked], [charge])
             got += units
         served.append(round(got / model.scale, 6))
     return served
@@ -210,6 +218,12 @@ def test_eventually_consistent_reads_of_one_key_take_4500_units_a_second() -> No
     assert read_rate(model, clock, 5, eventual=True, sorts=400)[1:] == [4500.0] * 4
     model, clock, _ = model_of(COLLECTION)
     assert read_rate(model, clock, 5, eventual=False, sorts=400, units=1.0)[1:] == [3000.0] * 4
+    # Admitted at the least a read costs and settled at its page's units, as the emulator
+    # prices a Query: the same ceilings (a page of 4 units each admitted while any is left).
+    for eventual, ceiling in ((True, 4500.0), (False, 3000.0)):
+        model, clock, _ = model_of(COLLECTION)
+        served = read_rate(model, clock, 5, eventual=eventual, sorts=400, units=4.0, settled=True)
+        assert all(ceiling <= units <= ceiling + 4 / model.scale for units in served[1:]), served
 
 
 def test_an_item_collection_splits_by_sort_key_after_minutes_of_heat() -> None:
