@@ -3,15 +3,15 @@
 ``--scale auto`` sizes a run for what the engine answered at its warm-up: single-item
 PutItem, GetItem, UpdateItem and a Query of up to 10 items (`loadgen.emulator.engines.warm`).
 A transaction or a batch holds several items, and the engine's work grows with them; moto
-answers a Query by going through every item of its table. This script starts the engine as
+sorts every item under a Query's key before it takes the page. This script starts the engine as
 a run does (DynamoDB Local with its JVM options; moto in an emulator's process, behind an
 emulator that throttles nothing, as its warm-up is measured), warms it up, writes 500 items
 of about 250 bytes, then times each shape below from 4 connections, ``--rounds`` times in
 turn: the warm-up's own mix first, then transactions and batches of a small and a large count
-of items, and a Query of 9 items, on the table and on an index, of a table of 500 items and
-of one of 5,000. Printed per shape: requests/s and its cost in warm-up requests (the mix's
+of items, and a Query of 9 items, on the table and on an index, of a key holding 10 items and
+of one holding 100. Printed per shape: requests/s and its cost in warm-up requests (the mix's
 rate over the shape's, from the same round). Per operation, the line through its two counts
-gives a request's own cost and each item's (a Query: each item of its table): the figures of
+gives a request's own cost and each item's (a Query: each item under its key): the figures of
 `loadgen.emulator.engines.ENGINE_WORK` (the median over the rounds).
 
     .venv/bin/python benchmarks/bench_engine_work.py [--engine moto] [--rounds 3]
@@ -51,9 +51,10 @@ TABLE = "engine-work"
 KEYS = 500
 CONNECTIONS = 4
 QUERY_TABLES = (KEYS, 10 * KEYS)
-"""Items in the tables a Query is timed on (``query-N``): 9 items under each key it reads."""
+"""Items in the tables a Query is timed on (``query-N``)."""
 GROUPS = 50
-"""Index key values of a Query table: 10 and 100 items under each."""
+"""Key values of a Query table, on the table and on its index: 10 and 100 items under each,
+of which a Query reads 9."""
 
 Shape = Callable[[int], tuple[str, dict[str, Any]]]
 
@@ -125,24 +126,24 @@ def query_table(items: int) -> dict[str, Any]:
 
 
 def query_item(items: int, i: int) -> dict[str, Any]:
-    keys = items // 10
     return {
-        "pk": {"S": f"p{i % keys}"},
-        "sk": {"S": f"s{i // keys}"},
+        "pk": {"S": f"p{i % GROUPS}"},
+        "sk": {"S": f"s{i // GROUPS}"},
         "g": {"S": f"g{i % GROUPS}"},
         "pad": {"S": "x" * 200},
     }
 
 
 def queries(items: int) -> dict[tuple[str, int], Shape]:
-    """A Query of 9 items on the table and on its index, in a table of ``items``."""
+    """A Query of 9 items on the table and on its index, in a table of ``items`` (its key
+    holding a `GROUPS`-th of them)."""
     name = f"query-{items}"
 
     def on_table(i: int) -> tuple[str, dict[str, Any]]:
         return "Query", {
             "TableName": name,
             "KeyConditionExpression": "pk = :k",
-            "ExpressionAttributeValues": {":k": {"S": f"p{i % (items // 10)}"}},
+            "ExpressionAttributeValues": {":k": {"S": f"p{i % GROUPS}"}},
             "Limit": 9,
         }
 
@@ -155,7 +156,8 @@ def queries(items: int) -> dict[tuple[str, int], Shape]:
             "Limit": 9,
         }
 
-    return {("Query", items): on_table, ("Query index", items): on_index}
+    under = items // GROUPS
+    return {("Query", under): on_table, ("Query index", under): on_index}
 
 
 @contextlib.contextmanager
@@ -229,10 +231,14 @@ def main() -> None:
                 )
     print(
         f"\n{'operation':<20} {'request':>8} {'an item':>8}   "
-        f"(median of {args.rounds}; a Query's items: its table's; ENGINE_WORK now)"
+        f"(median of {args.rounds}; a Query's items: those under its key; ENGINE_WORK now)"
     )
     for operation in dict.fromkeys(op for op, _ in every):
-        small, large = QUERY_TABLES if operation.startswith("Query") else counts
+        small, large = (
+            (QUERY_TABLES[0] // GROUPS, QUERY_TABLES[1] // GROUPS)
+            if operation.startswith("Query")
+            else counts
+        )
         low = statistics.median(costs[(operation, small)])
         high = statistics.median(costs[(operation, large)])
         each = (high - low) / (large - small)

@@ -844,8 +844,11 @@ def _expect_engine_work(
     engine = _engine_name(config)
 
     def work(shape: RequestShape) -> float:
-        index_of = None if shape.index_of is None else stored.get(shape.index_of, 0)
-        return engine_work(shape.operation, shape.items, engine=engine, index_of=index_of)
+        return engine_work(shape.operation, under(shape), engine=engine, index=shape.on_index)
+
+    def under(shape: RequestShape) -> int:
+        """Its items, where a Query's table holds the starting data they are of."""
+        return shape.items if shape.table is None or stored.get(shape.table) else 0
 
     launch = _at_launch(design, config)
     shapes = request_shapes(launch, launch.generators(seed=config.seed))
@@ -856,17 +859,20 @@ def _expect_engine_work(
     )
     config.engine_work_per_operation = ratio = weighed / total if total > 0 else 1.0
     if ratio > max(1.0, config.requests_per_operation) + 1e-6:
-        heavy = sorted(
-            {
-                f"a Query of an index of {shape.index_of} ({stored.get(shape.index_of, 0):,} "
-                "items)" if shape.index_of is not None
-                else f"{shape.operation} of {shape.items} items"
-                for shapes_of in shapes.values() for shape in shapes_of if work(shape) > 1.0
-            }
-        )  # fmt: skip
+        queries: dict[str, int] = {}  # the most items under a Query's key, by where it reads
+        others = set()
+        for shape in (shape for of in shapes.values() for shape in of if work(shape) > 1.0):
+            if shape.table is None:
+                others.add(f"{shape.operation} of {shape.items} items")
+            else:
+                where = f"{'an index of ' if shape.on_index else ''}{shape.table}"
+                queries[where] = max(queries.get(where, 0), under(shape))
+        heavy = sorted(others) + [
+            f"a Query of {where} (up to {items:,} items under its key)"
+            for where, items in sorted(queries.items())
+        ]
         grows = (
-            "moto's work grows with a request's items, and a Query of an index goes through "
-            "every item of its table"
+            "moto's work grows with a request's items, and it sorts every item under a Query's key"
             if engine == "moto"
             else "DynamoDB Local's work grows with a request's items"
         )

@@ -335,8 +335,8 @@ def test_a_design_s_engine_work_weighs_its_transactions_and_batches_by_their_ite
     config.engine = "dynamodb-local"
     shapes = request_shapes(design)
     # An order is one transaction of its three line items; the others are single requests.
-    assert shapes["create-order"] == {("TransactWriteItems", 3, None): 1.0}
-    assert shapes["get-profile"] == {("GetItem", 1, None): 1.0}
+    assert shapes["create-order"] == {("TransactWriteItems", 3, None, False): 1.0}
+    assert shapes["get-profile"] == {("GetItem", 1, None, False): 1.0}
     runner._expect_engine_work(config, design)
     rates = design.rates
     expected = (
@@ -360,18 +360,19 @@ def test_a_batch_s_shape_counts_its_keys_and_a_sharded_read_its_requests() -> No
     from loadgen.simulate.demand import request_shapes
 
     ticketing = load_design(str(ROOT / "examples/designs/ticketing.yaml"), "warm")
-    assert request_shapes(ticketing)["purchase"] == {("TransactWriteItems", 2, None): 1.0}
+    assert request_shapes(ticketing)["purchase"] == {("TransactWriteItems", 2, None, False): 1.0}
     counter = load_design(str(ROOT / "examples/designs/counter.yaml"), "sharded")
-    (((operation, keys, _), count),) = request_shapes(counter)["read"].items()
+    (((operation, keys, *_), count),) = request_shapes(counter)["read"].items()
     assert (operation, count) == ("BatchGetItem", 1.0)
     assert keys == len(counter.generators()["shard"].values()) > 1
     chat = load_design(str(ROOT / "examples/designs/chat.yaml"), "read-light")
     shards = len(chat.generators()["shard"].values())
-    # A Query of an index names its table: moto goes through every item of it.
-    assert request_shapes(chat)["online-now"] == {("Query", 1, "chat"): float(shards)}
+    # A Query counts the items under its key (moto sorts them all): each status shard holds
+    # a tenth of the 20,000 users online.
+    assert request_shapes(chat)["online-now"] == {("Query", 2000, "chat", True): float(shards)}
 
 
-def test_moto_s_work_for_a_query_of_an_index_grows_with_its_table_s_items(
+def test_moto_s_work_for_a_query_of_an_index_grows_with_the_items_under_its_key(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from loadgen import runner
@@ -380,21 +381,25 @@ def test_moto_s_work_for_a_query_of_an_index_grows_with_its_table_s_items(
     design, config = _design_at_scale_auto(monkeypatch, "chat.yaml", "read-light")
     rates = design.rates
     works = {}
-    for engine, stored in (("dynamodb-local", 5000), ("moto", 0), ("moto", 5000)):
+    for engine, stored in (("dynamodb-local", 20000), ("moto", 0), ("moto", 20000)):
         config.engine = engine
         runner._expect_engine_work(config, design, {"chat": stored})
         works[(engine, stored)] = config.engine_work_per_operation
-    # On DynamoDB Local a Query is a request, whatever its table holds.
-    assert works[("dynamodb-local", 5000)] == pytest.approx(
+    # On DynamoDB Local a Query is a request, whatever its key holds.
+    assert works[("dynamodb-local", 20000)] == pytest.approx(
         (sum(rates.values()) + 9 * rates["online-now"]) / sum(rates.values())
     )
-    # On moto a Query of an index goes through its table: 3.8 warm-up requests at 5,000 items.
-    moto_query = engine_work("Query", 1, engine="moto")
-    index_query = engine_work("Query", 1, engine="moto", index_of=5000)
-    assert index_query > engine_work("Query", 1, engine="moto", index_of=0) > moto_query > 1
-    others = sum(r for pid, r in rates.items() if pid != "online-now")
-    queries = rates["room-messages"] + rates["user-rooms"]
-    expected = others + queries * (moto_query - 1) + 10 * rates["online-now"] * index_query
-    assert works[("moto", 5000)] == pytest.approx(expected / sum(rates.values()))
-    assert works[("moto", 5000)] > works[("moto", 0)] > works[("dynamodb-local", 5000)]
-    assert "a Query of an index of chat (5,000 items)" in capsys.readouterr().err
+    # On moto a Query of an index sorts every item under its key: 2,000 a status shard.
+    index_query = engine_work("Query", 2000, engine="moto", index=True)
+    assert index_query > engine_work("Query", 0, engine="moto", index=True) > 1
+    assert engine_work("Query", 2000, engine="moto") == engine_work("Query", 0, engine="moto")
+    others = {pid: rate for pid, rate in rates.items() if pid != "online-now"}
+    table_queries = others["room-messages"] + others["user-rooms"]
+    table_query = engine_work("Query", 0, engine="moto")
+    expected = sum(others.values()) + table_queries * (table_query - 1)
+    expected += 10 * rates["online-now"] * index_query
+    assert works[("moto", 20000)] == pytest.approx(expected / sum(rates.values()))
+    # No starting data written: nothing under any key.
+    assert works[("moto", 20000)] > works[("moto", 0)] > works[("dynamodb-local", 20000)]
+    said = capsys.readouterr().err
+    assert "a Query of an index of chat (up to 2,000 items under its key)" in said

@@ -542,6 +542,13 @@ def _each(pattern: CompiledPattern) -> tuple[str, Sequence[str]] | None:
     return None if pattern.each is None else (pattern.each, pattern.each_values)
 
 
+def _query_value(params: Mapping[str, Any]) -> Any:
+    """The partition-key value a Query's key condition names."""
+    values = params.get("ExpressionAttributeValues") or {}
+    condition = str(params.get("KeyConditionExpression") or "")
+    return next((v for k, v in values.items() if k in condition.split(" AND ")[0]), None)
+
+
 def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
     """The charges of one request, with the stored items it would read or overwrite."""
     op, params, schemas = call.operation, call.params, design.schemas
@@ -554,10 +561,7 @@ def _cost(call: Any, store: _Store, design: Design) -> list[Charge]:
             # the entry (a removal on the old key, a write on the new one).
             kwargs["after"] = apply_update(found, params["Key"], params)
     elif op == "Query":
-        values = params.get("ExpressionAttributeValues") or {}
-        condition = str(params.get("KeyConditionExpression") or "")
-        value = next((v for k, v in values.items() if k in condition.split(" AND ")[0]), None)
-        kwargs["returned"] = store.query(call.table, params.get("IndexName"), value)
+        kwargs["returned"] = store.query(call.table, params.get("IndexName"), _query_value(params))
     elif op == "BatchGetItem":
         keys = params["RequestItems"][call.table]["Keys"]
         kwargs["returned"] = [store.find(call.table, key) for key in keys]
@@ -743,10 +747,13 @@ class RequestShape(NamedTuple):
 
     operation: str
     items: int
-    """A transaction's actions, a batch's keys or writes; 1 for any other request."""
-    index_of: str | None = None
-    """The table of the index a Query reads (some engines go through every item of the
-    table: `loadgen.emulator.engines.INDEX_QUERY_WORK`); None for any other request."""
+    """A transaction's actions, a batch's keys or writes; a Query's items under its key in the
+    starting data (an engine may go through every one: `loadgen.emulator.engines`); 1 for
+    any other request."""
+    table: str | None = None
+    """A Query's table, whose starting data holds those items; None for any other request."""
+    on_index: bool = False
+    """A Query of an index."""
 
 
 def request_shapes(
@@ -757,15 +764,21 @@ def request_shapes(
     (`loadgen.emulator.engines.engine_work`)."""
     generators = generators or design.generators()
     compiled = design.compile(generators)
+    stored = _stored_generators(generators, sorted(generators), marked=False)
+    query_items = _per_key_items(design, generators)
     shapes: dict[str, dict[RequestShape, float]] = {}
     for spec in design.patterns:
+        pattern = compiled[spec.id]
         counted = shapes.setdefault(spec.id, {})
         for _ in range(PROBES):
-            for call in compiled[spec.id].calls(Draws(generators)):
-                index_of = call.table if call.operation == "Query" and call.index else None
-                shape = RequestShape(
-                    call.operation, _items_of(call.operation, call.params), index_of
-                )
+            draws = Draws(generators)
+            store = _Store(design, draws, query_items, stored, _each(pattern))
+            for call in pattern.calls(draws):
+                if call.operation == "Query":
+                    found = store.query(call.table, call.index, _query_value(call.params))
+                    shape = RequestShape("Query", len(found), call.table, call.index is not None)
+                else:
+                    shape = RequestShape(call.operation, _items_of(call.operation, call.params))
                 counted[shape] = counted.get(shape, 0.0) + 1.0 / PROBES
     return shapes
 
