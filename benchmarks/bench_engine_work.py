@@ -38,7 +38,6 @@ from loadgen.emulator.backends import MotoBackend
 from loadgen.emulator.command import unthrottled
 from loadgen.emulator.engines import (
     ENGINE_WORK,
-    INDEX_QUERY_WORK,
     JVM_OPTIONS,
     DynamoConnection,
     pk_sk_table,
@@ -243,10 +242,7 @@ def main() -> None:
         high = statistics.median(costs[(operation, large)])
         each = (high - low) / (large - small)
         own = low - each * small
-        if operation == "Query index":
-            now = INDEX_QUERY_WORK.get(args.engine)
-        else:
-            now = ENGINE_WORK[args.engine].get(operation)
+        now = ENGINE_WORK[args.engine].get(operation)
         print(f"{operation:<20} {own:>8.2f} {each:>8.5f}   {now}")
 
 

@@ -35,7 +35,6 @@ __all__ = [
     "DEFAULT_WARM_UP_REQUESTS",
     "ENGINES",
     "ENGINE_WORK",
-    "INDEX_QUERY_WORK",
     "JVM_OPTIONS",
     "LARGEST_REQUEST_SHARE",
     "LONG_RUN_JVM_OPTIONS",
@@ -92,6 +91,7 @@ ENGINE_WORK: Mapping[str, Mapping[str, tuple[float, float]]] = {
         "BatchWriteItem": (0.72, 0.19),
         "BatchGetItem": (0.79, 0.13),
         "Query": (1.1, 0.0),
+        "Query index": (1.6, 0.015),
     },
 }
 """What an engine's work for a request of several items is, in requests of its warm-up
@@ -102,16 +102,15 @@ each, left out). LocalStack's DynamoDB is DynamoDB Local's. A model choice, meas
 rounds): on DynamoDB Local a transaction of 4 updates took 7.9 warm-up requests' time, one
 of 25 32.9; a BatchGetItem of 4 keys 1.4, of 25 3.8; moto's, the mean of three sittings'
 lines (a transaction of 25 updates took 16.8 to 25.4), a Query of its table whatever its key
-holds (10 items or 100)."""
-INDEX_QUERY_WORK: Mapping[str, tuple[float, float]] = {"moto": (1.6, 0.015)}
-"""A Query of an index, by engine where it differs from one of the table (`ENGINE_WORK`): its
-own work and each item's under its key, in requests of the engine's warm-up. moto sorts every
-item under a Query's key before it takes the page (a run of a design whose city Query reads
-833 items under london's key spent 86% of the emulator's process in moto's Query, its sort
-most of it): measured with ``benchmarks/bench_engine_work.py --engine moto``, a Query of 9
-items on an index took 1.1 to 2.6 warm-up requests' time where its key holds 10 items, 2.1 to
-4.3 where it holds 100 (the mean of three sittings' lines; on DynamoDB Local 0.9 to 1.0 for
-both, and a Query of moto's table 0.7 to 1.7 for both)."""
+holds (10 items or 100).
+
+A Query's items are those under its key, and ``Query index`` is one of an index: moto sorts
+every item under a Query's key before it takes the page (a run of a design whose city Query
+reads 833 items under london's key spent 86% of the emulator's process in moto's Query, its
+sort most of it). A Query of 9 items on an index took moto 1.1 to 2.6 warm-up requests' time
+where its key holds 10 items, 2.1 to 4.3 where it holds 100 (the mean of three sittings'
+lines; on DynamoDB Local 0.9 to 1.0 for both, and a Query of moto's table 0.7 to 1.7 for
+both)."""
 
 AUTO_SCALES = (1.0, 0.5, 0.3, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001)
 """The scales ``--scale auto`` picks from: round figures, so runs at one launch rate on
@@ -268,8 +267,7 @@ def engine_work(
 ) -> float:
     """An ``engine``'s work for one ``operation`` request of ``items`` items, in requests of
     its warm-up (`ENGINE_WORK`): what ``--scale auto`` weighs a design's requests by. A
-    Query's ``items`` are those under its key; ``index``: it reads an index
-    (`INDEX_QUERY_WORK`).
+    Query's ``items`` are those under its key; ``index``: it reads an index.
 
         >>> engine_work("TransactWriteItems", 4)
         7.9
@@ -279,9 +277,7 @@ def engine_work(
         3.1
     """
     known = ENGINE_WORK.get(engine, ENGINE_WORK["dynamodb-local"])
-    own, each = known.get(operation, (1.0, 0.0))
-    if operation == "Query" and index and engine in INDEX_QUERY_WORK:
-        own, each = INDEX_QUERY_WORK[engine]
+    own, each = known.get(f"{operation} index" if index else operation, (1.0, 0.0))
     return max(1.0, round(own + each * items, 6))
 
 

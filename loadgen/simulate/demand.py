@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -722,24 +722,36 @@ def largest_request(
     design that writes nothing. ``loadgen run --scale auto`` keeps it under a tenth of a
     partition's scaled second (`loadgen.emulator.engines.auto_scale`)."""
     generators = generators or design.generators()
+    largest: LargestRequest | None = None
+    for pattern, call, store in _probed_calls(design, generators):
+        on_key: dict[tuple[str, str | None, str], float] = {}
+        for charge in _cost(call, store, design):
+            if charge.kind == "write" and charge.key is not None:
+                slot = (charge.table, charge.index, str(charge.key))
+                on_key[slot] = on_key.get(slot, 0.0) + charge.units
+        for (table, index, _key), units in on_key.items():
+            if largest is None or units > largest.units:
+                where = table if index is None else f"{table}/{index}"
+                largest = LargestRequest(units, pattern, where)
+    return largest
+
+
+def _probed_calls(
+    design: Design,
+    generators: Mapping[str, ValueGenerator],
+    stored: Mapping[str, ValueGenerator] | None = None,
+) -> Iterator[tuple[str, Any, _Store]]:
+    """Each pattern's requests over `PROBES` executions: its id, the request and the store its
+    reads and overwrites find (``stored``: what stored items' other values are drawn from)."""
     compiled = design.compile(generators)
     query_items = _per_key_items(design, generators)
-    largest: LargestRequest | None = None
     for spec in design.patterns:
+        pattern = compiled[spec.id]
         for _ in range(PROBES):
             draws = Draws(generators)
-            store = _Store(design, draws, query_items, each=_each(compiled[spec.id]))
-            for call in compiled[spec.id].calls(draws):
-                on_key: dict[tuple[str, str | None, str], float] = {}
-                for charge in _cost(call, store, design):
-                    if charge.kind == "write" and charge.key is not None:
-                        slot = (charge.table, charge.index, str(charge.key))
-                        on_key[slot] = on_key.get(slot, 0.0) + charge.units
-                for (table, index, _key), units in on_key.items():
-                    if largest is None or units > largest.units:
-                        where = table if index is None else f"{table}/{index}"
-                        largest = LargestRequest(units, spec.id, where)
-    return largest
+            store = _Store(design, draws, query_items, stored, _each(pattern))
+            for call in pattern.calls(draws):
+                yield spec.id, call, store
 
 
 class RequestShape(NamedTuple):
@@ -763,23 +775,16 @@ def request_shapes(
     the mean over `PROBES` executions. What an engine's work per operation is weighed from
     (`loadgen.emulator.engines.engine_work`)."""
     generators = generators or design.generators()
-    compiled = design.compile(generators)
     stored = _stored_generators(generators, sorted(generators), marked=False)
-    query_items = _per_key_items(design, generators)
-    shapes: dict[str, dict[RequestShape, float]] = {}
-    for spec in design.patterns:
-        pattern = compiled[spec.id]
-        counted = shapes.setdefault(spec.id, {})
-        for _ in range(PROBES):
-            draws = Draws(generators)
-            store = _Store(design, draws, query_items, stored, _each(pattern))
-            for call in pattern.calls(draws):
-                if call.operation == "Query":
-                    found = store.query(call.table, call.index, _query_value(call.params))
-                    shape = RequestShape("Query", len(found), call.table, call.index is not None)
-                else:
-                    shape = RequestShape(call.operation, _items_of(call.operation, call.params))
-                counted[shape] = counted.get(shape, 0.0) + 1.0 / PROBES
+    shapes: dict[str, dict[RequestShape, float]] = {p.id: {} for p in design.patterns}
+    for pattern, call, store in _probed_calls(design, generators, stored):
+        if call.operation == "Query":
+            found = store.query(call.table, call.index, _query_value(call.params))
+            shape = RequestShape("Query", len(found), call.table, call.index is not None)
+        else:
+            shape = RequestShape(call.operation, _items_of(call.operation, call.params))
+        counted = shapes[pattern]
+        counted[shape] = counted.get(shape, 0.0) + 1.0 / PROBES
     return shapes
 
 
