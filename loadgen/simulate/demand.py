@@ -45,7 +45,7 @@ from loadgen.design.loader import Design
 from loadgen.design.patterns import CompiledPattern, typed_value
 from loadgen.design.templates import RequestTemplate, Template
 from loadgen.model.capacity import Charge, cost_of, projected
-from loadgen.model.hashing import HASH_SPACE, partition_hashes
+from loadgen.model.hashing import HASH_SPACE, partition_hash, partition_hashes
 from loadgen.model.index_writes import index_writes
 from loadgen.model.update_expression import apply_update
 
@@ -106,6 +106,8 @@ class KeyProfile:
     """Touches per execution spread evenly over the hash space (new or folded keys)."""
     top: list[tuple[str, float]]
     """The hottest keys, by touches per execution, hottest first."""
+    top_values: list[dict[str, str]] = field(default_factory=list, repr=False)
+    """Each of `top`'s keys as the values of its template's names (empty where not listed)."""
     cumulative: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -156,7 +158,8 @@ class Lane:
     index: str | None
     kind: str
     units: float
-    """Units one touch costs (mean over probe executions)."""
+    """Units one touch costs (mean over probe executions; over those of keys other than
+    `key_units`' where it has any)."""
     template: Template | None
     """The partition key's template; None for a Scan (every partition)."""
     multiplicity: float = 1.0
@@ -179,6 +182,43 @@ class Lane:
     items: dict[str, float] = field(default_factory=dict)
     """Touches per execution by the template of the sort key of the item touched (``""``
     without one): a key's touches on one item, which a transaction holds, and on others."""
+    key_units: dict[str, float] = field(default_factory=dict)
+    """Units of a touch of each of the lane's hottest keys, where a key's page is its own
+    (`_key_units`: a Query of an index whose keys hold different numbers of entries, as one
+    big city holds more restaurants than a small one); `units` is then a touch's of the
+    other keys. Empty where every key's touch costs alike."""
+
+    def units_at(self, key: str) -> float:
+        """Units of one touch of ``key`` (at the starting size: `growth` is the engine's)."""
+        return self.key_units.get(key, self.units)
+
+    def units_per_execution(self, profile: KeyProfile) -> float:
+        """Units one execution charges through the lane, its touches of ``profile``'s keys
+        each at `units_at`."""
+        if not self.key_units:
+            return self.units * profile.touches
+        own = [
+            (touches, self.key_units[key]) for key, touches in profile.top if key in self.key_units
+        ]
+        rest = profile.touches - math.fsum(touches for touches, _ in own)
+        return self.units * rest + math.fsum(touches * units for touches, units in own)
+
+    def partition_units(
+        self, profile: KeyProfile, starts: Sequence[int], shares: np.ndarray
+    ) -> float | np.ndarray:
+        """Units of one touch on each partition of ``starts`` (``shares``: the profile's
+        touches on each): `units`, but where a key of `key_units` falls, as its touches
+        weigh."""
+        if not self.key_units:
+            return self.units
+        extra = np.zeros(len(starts))
+        bounds = np.asarray(starts, dtype=np.uint64)
+        for key, touches in profile.top:
+            if key in self.key_units:
+                at = int(np.searchsorted(bounds, np.uint64(partition_hash(key)), side="right")) - 1
+                extra[at] += touches * (self.key_units[key] - self.units)
+        own: np.ndarray = np.divide(extra, shares, out=np.zeros(len(starts)), where=shares > 0)
+        return self.units + own
 
     def units_after(self, updates: np.ndarray) -> np.ndarray:
         """Units of one touch of keys that have taken ``updates`` updates each (`growth`):
@@ -230,7 +270,7 @@ class PatternDemand:
     def lane_units(self, lane: Lane) -> float:
         """Units one execution charges through ``lane``: a touch's units times its touches
         per execution (items at their starting size: `Lane.growth` is the engine's)."""
-        return lane.units * self.profile(lane).touches
+        return lane.units_per_execution(self.profile(lane))
 
     def hottest_item(self, lane: Lane, profile: KeyProfile) -> tuple[str, str, float] | None:
         """The item ``lane`` touches most: its partition key (the profile's hottest), the
@@ -614,6 +654,7 @@ def pattern_demands(
         real_units: dict[tuple[str, str | None, str], list[float]] = {}
         real_counts: dict[tuple[str, str | None, str], int] = {}
         real_keys: dict[tuple[str, str | None, str], list[tuple[Draws, set[str]]]] = {}
+        keyed_units: dict[tuple[str, str | None, str], list[tuple[str, float]]] = {}
         for _ in range(PROBES):
             draws = Draws(generators)
             store = _Store(design, draws, query_items, stored, _each(pattern))
@@ -625,6 +666,7 @@ def pattern_demands(
                     real_counts[slot] = real_counts.get(slot, 0) + 1
                     if charge.key is not None:
                         keys.setdefault(slot, set()).add(str(charge.key))
+                        keyed_units.setdefault(slot, []).append((str(charge.key), charge.units))
             for where, seen in keys.items():
                 real_keys.setdefault(where, []).append((draws, seen))
         # The index entries the requests show: what a run's recorder counts.
@@ -673,6 +715,14 @@ def pattern_demands(
                 charge.eventual,
                 {sort: multiplicity},
             )
+        if pattern.operation == "Query":
+            for lane in lanes.values():
+                read = (lane.table, lane.index, lane.kind)
+                if lane.index is not None and len(set(real_units.get(read, ()))) > 1:
+                    probed = keyed_units[read]
+                    _key_units(
+                        lane, pattern, design, generators, known, query_items, stored, probed
+                    )
         time_names = tuple(
             sorted(
                 {
@@ -700,6 +750,39 @@ def pattern_demands(
             )
         )
     return demands
+
+
+def _key_units(
+    lane: Lane,
+    pattern: CompiledPattern,
+    design: Design,
+    generators: Mapping[str, ValueGenerator],
+    known: Known,
+    query_items: int,
+    stored: Mapping[str, ValueGenerator],
+    probed: Sequence[tuple[str, float]],
+) -> None:
+    """Give a Query lane of an index its hottest keys' own units (`Lane.key_units`): each key's
+    page priced by a request of that key, where the probes' pages differ (``probed``: the
+    probes' keys and units). An index key holds the entries of the items whose attribute
+    renders to it, so a big city's page is fuller than the lane's mean over every city;
+    `Lane.units` becomes the mean over the probes that drew another key."""
+    profile = key_profile(lane, generators, pattern.each, known)
+    slot = (lane.table, lane.index, lane.kind)
+    for (key, _), values in zip(profile.top, profile.top_values, strict=True):
+        draws = Draws(generators, **values)
+        store = _Store(design, draws, query_items, stored, _each(pattern))
+        units = [
+            charge.units
+            for call in pattern.calls(draws)
+            for charge in _cost(call, store, design)
+            if (charge.table, charge.index, charge.kind) == slot and str(charge.key) == key
+        ]
+        if units:
+            lane.key_units[key] = math.fsum(units) / len(units)
+    others = [units for key, units in probed if key not in lane.key_units]
+    if others:
+        lane.units = math.fsum(others) / len(others)
 
 
 @dataclass(frozen=True)
@@ -930,4 +1013,9 @@ def key_profile(
     scaled = weights * lane.multiplicity
     hottest = np.argsort(-scaled, kind="stable")[:20].tolist() if texts else []
     top = [(texts[i], float(scaled[i])) for i in hottest]
-    return KeyProfile(hashes[order], scaled[order], spread * lane.multiplicity, top)
+    # A key's place in the product (`np.outer`'s ravel) is its values' places in each list.
+    places = np.unravel_index(hottest, [len(values) for values in lists]) if lists else ()
+    top_values = [
+        {name: lists[j][int(places[j][k])] for j, name in enumerate(names)} for k in range(len(top))
+    ]
+    return KeyProfile(hashes[order], scaled[order], spread * lane.multiplicity, top, top_values)

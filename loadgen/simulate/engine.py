@@ -419,8 +419,10 @@ class _Heat:
                 self.requests[number] = 0.0
             if self.served[number]:
                 if number not in self.growing:
-                    served = scope.bucket_shares[number] * self.served[number]
-                    grid[1, self.column] += served * lane.units
+                    shares = scope.bucket_shares[number]
+                    profile = next(p for n, _, p in scope.lanes if n == number)
+                    units = lane.partition_units(profile, scope.bucket_starts, shares)
+                    grid[1, self.column] += shares * self.served[number] * units
                 self.served[number] = 0.0
             charged = self.charged[number]
             if isinstance(charged, np.ndarray):
@@ -600,7 +602,9 @@ def simulate(
             touches, units = keys.get(text, (0.0, 0.0))
             # A sketch of real traffic counts random draws: so does the simulation.
             drawn = float(draws.touches(whole, np.asarray([weight]))[0])
-            per_touch = lane.units if charged is None else float(charged[place] / executions)
+            per_touch = (
+                lane.units_at(text) if charged is None else float(charged[place] / executions)
+            )
             keys[text] = (touches + drawn, units + drawn * per_touch)
         lane_executions[number] = 0.0
         if charged is not None:
@@ -646,6 +650,10 @@ def simulate(
                 if settings.heat:
                     heat.flush(n for n, _, _ in scope.lanes)
                 _refresh(scope, starts, returning)
+                for number, lane, keys in scope.lanes:
+                    if lane.key_units:  # its hottest keys' pages are their own
+                        shares = scope.shares[number]
+                        unit_of[number] = lane.partition_units(keys, starts, shares)
         for number, growth in growing.items():
             scope = scopes[lane_keys[number]]
             growth.follow(
@@ -1108,7 +1116,7 @@ def _words(
             executions = float(offered[lane_list[number][0]])
             grown = top_units.get(number)
             for place, (text, weight) in enumerate(profile.top[:3]):
-                units_per_touch = lane.units if grown is None else float(grown[place])
+                units_per_touch = lane.units_at(text) if grown is None else float(grown[place])
                 keys[text] = keys.get(text, 0.0) + executions * weight * units_per_touch
         hottest = max(keys.items(), key=lambda item: item[1], default=None)
         if hottest is not None and hottest[1] >= ceiling:

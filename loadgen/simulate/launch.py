@@ -210,7 +210,7 @@ def report_of(result: SimulationResult) -> CheckReport:
             profile = result.key_profiles[(demand.id, place)]
             side = _KINDS.index(lane.kind)
             scope = scope_name(lane.table, lane.index)
-            per_operation = lane.units * profile.touches
+            per_operation = lane.units_per_execution(profile)
             scopes.setdefault(scope, [0.0, 0.0])[side] += per_operation
             index = _keyspace(design, lane.table, lane.index)
             slot = (lane.table, index, lane.kind)
@@ -225,7 +225,7 @@ def report_of(result: SimulationResult) -> CheckReport:
                     moving.add((scope_name(lane.table, index), text))
                 load = keys.setdefault((scope_name(lane.table, index), text), {})
                 by_kind = load.setdefault(lane.kind, {})
-                units_per_s = demand.rate * touches * lane.units
+                units_per_s = demand.rate * touches * lane.units_at(text)
                 by_kind[demand.id] = by_kind.get(demand.id, 0.0) + units_per_s
         patterns.append(
             PatternCheck(

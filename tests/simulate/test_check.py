@@ -298,3 +298,28 @@ def test_contention_is_counted_per_item_a_transaction_writes() -> None:
     )  # fmt: skip
     assert found.per_s == pytest.approx(600)
     assert report.to_dict()["contention"] == [found.to_dict()]
+
+
+def test_a_hot_index_key_is_priced_by_its_own_page() -> None:
+    """The delivery design's city Query on ByCity (Limit 25, restaurants of about 3 KB, read
+    eventually consistent): london holds half of the 5,000 restaurants, so its page is 25
+    entries, 75 KB, 9.5 read units; the smallest cities hold fewer than 25, and the lane's
+    mean over every city is less. Check's key list and its partition limit ask london's own
+    page of the model: 1,100 Queries/s, half of them london's, at 9.5 units."""
+    design = load_design(str(Path(__file__).with_name("designs") / "delivery.yaml"))
+    (demand,) = [d for d in pattern_demands(design, design.generators()) if d.id == "open-in-city"]
+    (lane,) = demand.lanes
+    assert lane.units_at("london") == 9.5
+    assert lane.units < lane.units_at("london")  # a touch of a city not among the hottest
+    profile = demand.profile(lane)
+    hottest = dict(profile.top)
+    assert hottest["london"] == 0.5
+    assert demand.lane_units(lane) == pytest.approx(
+        lane.units * (profile.touches - sum(hottest.values()))
+        + sum(touches * lane.units_at(key) for key, touches in hottest.items())
+    )
+    report = check(design)
+    (london,) = [k for k in report.keys if k.scope == "Delivery/ByCity" and k.key == "london"]
+    assert london.read == pytest.approx(1100 * 0.5 * 9.5)
+    (limit,) = [lim for lim in report.limits if lim.index == "ByCity" and lim.cause == "partition"]
+    assert (limit.key, limit.key_units) == ("london", pytest.approx(london.read))
