@@ -1,9 +1,10 @@
 """How far a simulation is from a real-time run: throttled share and hottest-key share.
 
     .venv/bin/python benchmarks/bench_simulate_agreement.py [--duration 60] [--scale 0.01] \
-        [--engine auto] [--designs counter:single,...]
+        [--engine auto] [--designs counter:single,tests/simulate/designs/delivery.yaml:default]
 
-For each shipped design variant: a real-time ``loadgen run DESIGN_FILE --design V`` of
+For each shipped design variant (or ``--designs``: NAME:VARIANT of a shipped file, or
+FILE.yaml:VARIANT of any file): a real-time ``loadgen run DESIGN_FILE --design V`` of
 ``--duration`` seconds on the embedded target (the emulator and its partition model at
 ``--scale``, DynamoDB Local or moto behind it), at the design's launch rates, with the SDK's
 standard retry mode; then ``loadgen simulate`` of the same design at the same rates for the same
@@ -54,6 +55,13 @@ def shares(results: dict[str, Any]) -> tuple[float, float, str]:
     return throttled, float(hottest["share"]), f"{hottest['table']} {hottest['key']}"
 
 
+def design_file(workload: str) -> Path:
+    """A shipped design's file by its name, or a design file's own path."""
+    if workload.endswith((".yaml", ".yml")):
+        return (ROOT / workload).resolve()
+    return ROOT / "examples" / "designs" / f"{workload}.yaml"
+
+
 def delivered(results: dict[str, Any]) -> float:
     """Achieved over offered arrivals of a rate run (1.0 when it kept up)."""
     operations = (results.get("load") or {}).get("operations") or []
@@ -65,7 +73,7 @@ def real(
     workload: str, variant: str, duration: int, out: Path, scale: str, engine: str
 ) -> dict[str, Any]:
     subprocess.run(
-        [sys.executable, "-m", "loadgen", "run", f"examples/designs/{workload}.yaml",
+        [sys.executable, "-m", "loadgen", "run", str(design_file(workload)),
          "--design", variant, "--duration", f"{duration}s", "--retry-mode", "standard",
          "--scale", scale, "--engine", engine, "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=duration + 600,
@@ -77,7 +85,7 @@ def simulated(workload: str, variant: str, duration: int, run: dict[str, Any]) -
     from loadgen.design.loader import load_design
     from loadgen.simulate import Settings, build_results, constant, simulate
 
-    design = load_design(str(ROOT / "examples" / "designs" / f"{workload}.yaml"), variant)
+    design = load_design(str(design_file(workload)), variant)
     # The run's clock as the real-time run has it: started where it started, as fast.
     settings = Settings(
         clock_speed=design.spec.clock_speed,
@@ -112,7 +120,7 @@ def main() -> None:
         tmp = args.keep or scratch
         Path(tmp).mkdir(parents=True, exist_ok=True)
         for item in args.designs.split(","):
-            workload, variant = item.split(":")
+            workload, _, variant = item.rpartition(":")
             try:
                 measured = real(
                     workload, variant, args.duration, Path(tmp) / f"{item}.json", args.scale,
