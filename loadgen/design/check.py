@@ -379,6 +379,9 @@ class CheckReport:
     notes: list[str] = field(default_factory=list)
     contention: list[Contention] = field(default_factory=list)
     """Transaction patterns that put `CONTENTION_RATE` or more a second on one item."""
+    retry_mode: str = "standard"
+    """The SDK retry mode the model's clients retry throttled attempts in (the throttled
+    shares count their retries): `loadgen.simulate.Settings.retry_mode`."""
 
     @property
     def failed(self) -> bool:
@@ -426,7 +429,8 @@ class CheckReport:
         out = [
             f"Design {design.title} ({design.name}): {len(self.patterns)} access patterns, "
             f"{sum(p.rate for p in self.patterns):,.1f} operations/s at launch; the partition "
-            f"model over the first {minutes} at those rates",
+            f"model over the first {minutes} at those rates, throttled attempts retried in the "
+            f"SDK's {self.retry_mode} mode",
             *(f"  note: {note}" for note in [*design.notes, *self.notes]),
             "",
         ]
@@ -513,6 +517,7 @@ class CheckReport:
         return {
             "design": {"file": design.path, "name": design.name, "title": design.title},
             "seconds": self.seconds,
+            "retry_mode": self.retry_mode,
             "verdict": FAIL if self.failed else PASS,
             "notes": [*design.notes, *self.notes],
             "patterns": [p.to_dict() for p in self.patterns],

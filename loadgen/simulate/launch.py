@@ -270,6 +270,7 @@ def report_of(result: SimulationResult) -> CheckReport:
         _partitions(result, asked, stored),
         stored,
         seconds=result.profile.duration_s,
+        retry_mode=result.settings.retry_mode,
         notes=[found.words() for found in contention],
         contention=contention,
     )

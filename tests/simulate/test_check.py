@@ -150,6 +150,8 @@ def test_check_out_is_what_it_printed_per_pattern_key_and_limit(
     checked: dict[str, tuple[int, dict[str, Any]]],
 ) -> None:
     (new_table, warmed) = checked["capacity"][1]["designs"]
+    # The model's clients retry as the SDK's standard mode does (a run's --retry-mode).
+    assert (new_table["seconds"], new_table["retry_mode"]) == (LAUNCH_S, "standard")
     limits = {(lim["scope"], lim["kind"], lim["cause"]): lim for lim in new_table["limits"]}
     capacity = limits[("Tickets", "write", "capacity")]
     assert capacity["verdict"] == "FAIL"
