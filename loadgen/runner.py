@@ -658,6 +658,8 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
+        if config.retry_wait_s and target.scale is not None:
+            _expect_retry_wait(config, design, target.scale)
         if starting is not None:
             _prepare_design(config, design, target, starting)
         warning = _engine_warning(config, target)
@@ -792,21 +794,16 @@ def _write_starting_data(config: RunConfig, target: Target, limit: int) -> None:
         raise ConfigError(f"starting data not written (loadgen prefill exit {done.returncode})")
 
 
-def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> None:
-    """A design's requests per operation at launch, retries included, for ``--scale auto``:
-    asked of the model at the smallest scale the run may take, where one client's retry quota
-    lasts longest against the run's requests (the most retries: the scale it gives is one the
-    run delivers whichever the engine's rate makes it)."""
-    from loadgen.emulator.engines import faithful_scales
+def _modelled_requests(config: RunConfig, design: Any, scale: float) -> Any:
+    """`launch_requests` of the run's launch, duration and clients' retries at ``scale``."""
     from loadgen.simulate.launch import launch_requests
 
-    floor = faithful_scales(largest)[-1]
     mode, attempts = _retries_modelled(config)
     try:
-        expected = launch_requests(
+        return launch_requests(
             _at_launch(design, config),
             config.duration_s(),
-            floor,
+            scale,
             seed=config.seed,
             distribution=config.distribution,
             attempts=attempts,
@@ -814,6 +811,25 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
         )
     except InvalidSetting as error:  # the run's flags: --max-attempts goes to its clients
         raise error.named({"attempts": "--max-attempts", "seed": "--seed"}) from None
+
+
+def _expect_retry_wait(config: RunConfig, design: Any, scale: float) -> None:
+    """The wait per operation at the scale ``--scale auto`` chose, where it is longer than at
+    the smallest scale `_expect_retries` asked: the in-flight cap holds the operations waiting
+    (`_size_in_flight`). Without a retry quota (the legacy mode) the waits grow with the
+    scale: counter single waits 5.3 s an operation at 0.05 and 6.6 s at 0.1."""
+    wait = _modelled_requests(config, design, scale).retry_wait_s
+    config.retry_wait_s = max(config.retry_wait_s, wait)
+
+
+def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> None:
+    """A design's requests per operation at launch, retries included, for ``--scale auto``:
+    asked of the model at the smallest scale the run may take, where one client's retry quota
+    lasts longest against the run's requests (the most retries: the scale it gives is one the
+    run delivers whichever the engine's rate makes it)."""
+    from loadgen.emulator.engines import faithful_scales
+
+    expected = _modelled_requests(config, design, faithful_scales(largest)[-1])
     config.requests_per_operation = ratio = expected.per_operation
     config.retry_wait_s = expected.retry_wait_s
     if ratio > 1.0 + 1e-6:

@@ -403,3 +403,30 @@ def test_moto_s_work_for_a_query_of_an_index_grows_with_the_items_under_its_key(
     assert works[("moto", 20000)] > works[("moto", 0)] > works[("dynamodb-local", 20000)]
     said = capsys.readouterr().err
     assert "a Query of an index of chat (up to 2,000 items under its key)" in said
+
+
+def test_the_in_flight_cap_holds_the_waits_of_the_scale_the_run_took(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The requests a run sends are asked of the model at its smallest scale; in the legacy
+    mode, which has no retry quota, an operation of counter single waits longer for its
+    retries at a larger scale, and a run the engine's warm-up let take 0.1 filled a cap sized
+    by the smallest scale's waits (28% of its arrivals answered in its worst window)."""
+    from types import SimpleNamespace
+
+    from loadgen import runner
+    from loadgen.simulate.launch import launch_requests
+
+    design, config = _design_at_scale_auto(monkeypatch, "counter.yaml", "single")
+    runner._expect_retries(config, design, 1.0)
+    smallest = config.retry_wait_s
+    at = launch_requests(design, 20, 0.1, attempts=10, retry_mode="legacy").retry_wait_s
+    assert at > smallest
+    runner._expect_retry_wait(config, design, 0.1)
+    assert config.retry_wait_s == at
+    runner._size_in_flight(config, SimpleNamespace(scale=0.1))
+    assert config.max_in_flight is not None and config.max_in_flight >= 2 * 1650 * 0.1 * at
+    assert f"each waiting {at:.2f} s on average" in capsys.readouterr().err
+    # A smaller scale's waits do not shrink the cap below the smallest scale's.
+    runner._expect_retry_wait(config, design, 0.01)
+    assert config.retry_wait_s == at
