@@ -19,11 +19,14 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loadgen.errors import ConfigError, CredentialsError, HarnessError, InvalidSetting
 from loadgen.refusals import DEFAULT_RETRY_MODE as RETRY_MODE
 from loadgen.refusals import modelled
+
+if TYPE_CHECKING:
+    from loadgen.simulate.launch import LaunchRequests
 
 __all__ = [
     "EMULATOR_DEFAULTS",
@@ -658,7 +661,7 @@ def run(config: RunConfig) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
-        if config.retry_wait_s and target.scale is not None:
+        if config.retry_wait_s and target.scale not in (None, _smallest_scale(largest)):
             _expect_retry_wait(config, design, target.scale)
         if starting is not None:
             _prepare_design(config, design, target, starting)
@@ -794,7 +797,14 @@ def _write_starting_data(config: RunConfig, target: Target, limit: int) -> None:
         raise ConfigError(f"starting data not written (loadgen prefill exit {done.returncode})")
 
 
-def _modelled_requests(config: RunConfig, design: Any, scale: float) -> Any:
+def _smallest_scale(largest: float | None) -> float:
+    """The smallest scale ``--scale auto`` may take, whose requests `_expect_retries` asks."""
+    from loadgen.emulator.engines import faithful_scales
+
+    return faithful_scales(largest)[-1]
+
+
+def _modelled_requests(config: RunConfig, design: Any, scale: float) -> LaunchRequests:
     """`launch_requests` of the run's launch, duration and clients' retries at ``scale``."""
     from loadgen.simulate.launch import launch_requests
 
@@ -827,9 +837,7 @@ def _expect_retries(config: RunConfig, design: Any, largest: float | None) -> No
     asked of the model at the smallest scale the run may take, where one client's retry quota
     lasts longest against the run's requests (the most retries: the scale it gives is one the
     run delivers whichever the engine's rate makes it)."""
-    from loadgen.emulator.engines import faithful_scales
-
-    expected = _modelled_requests(config, design, faithful_scales(largest)[-1])
+    expected = _modelled_requests(config, design, _smallest_scale(largest))
     config.requests_per_operation = ratio = expected.per_operation
     config.retry_wait_s = expected.retry_wait_s
     if ratio > 1.0 + 1e-6:

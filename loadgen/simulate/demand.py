@@ -666,7 +666,8 @@ def pattern_demands(
                     real_counts[slot] = real_counts.get(slot, 0) + 1
                     if charge.key is not None:
                         keys.setdefault(slot, set()).add(str(charge.key))
-                        keyed_units.setdefault(slot, []).append((str(charge.key), charge.units))
+                        if pattern.operation == "Query":  # a page may be its key's own
+                            keyed_units.setdefault(slot, []).append((str(charge.key), charge.units))
             for where, seen in keys.items():
                 real_keys.setdefault(where, []).append((draws, seen))
         # The index entries the requests show: what a run's recorder counts.

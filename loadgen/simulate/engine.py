@@ -420,8 +420,10 @@ class _Heat:
             if self.served[number]:
                 if number not in self.growing:
                     shares = scope.bucket_shares[number]
-                    profile = next(p for n, _, p in scope.lanes if n == number)
-                    units = lane.partition_units(profile, scope.bucket_starts, shares)
+                    units: float | np.ndarray = lane.units
+                    if lane.key_units:  # its hottest keys' pages are their own
+                        profile = next(p for n, _, p in scope.lanes if n == number)
+                        units = lane.partition_units(profile, scope.bucket_starts, shares)
                     grid[1, self.column] += shares * self.served[number] * units
                 self.served[number] = 0.0
             charged = self.charged[number]
