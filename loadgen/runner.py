@@ -707,13 +707,16 @@ def _checked(design: Any, config: RunConfig) -> dict[str, Any]:
 
 
 def _at_scale(design: Any, config: RunConfig, scale: float) -> dict[str, Any]:
-    """What the model expects of a run at ``scale`` (`throttled_at_scale`): the throttles a
-    scaled run's bunched seconds make, which a pattern's verdict tells apart from AWS's."""
+    """What the model expects of a run at ``scale`` (`throttled_at_scale`), its clients
+    retrying as the run's do: the throttles a scaled run's bunched seconds make, which a
+    pattern's verdict tells apart from AWS's."""
     from loadgen.simulate.launch import AT_SCALE_S, throttled_at_scale
 
+    mode, attempts = _retries_modelled(config)
     shares = throttled_at_scale(
-        _at_launch(design, config), scale, seed=config.seed, distribution=config.distribution
-    )
+        _at_launch(design, config), scale, seed=config.seed, distribution=config.distribution,
+        attempts=attempts, retry_mode=mode,
+    )  # fmt: skip
     return {
         "scale": scale,
         "seconds": AT_SCALE_S,

@@ -135,13 +135,24 @@ AT_SCALE_S = 300
 
 
 def throttled_at_scale(
-    design: Design, scale: float, *, seed: int = 1, distribution: str = "zipf:0.99"
+    design: Design,
+    scale: float,
+    *,
+    seed: int = 1,
+    distribution: str = "zipf:0.99",
+    attempts: int = STANDARD_ATTEMPTS,
+    retry_mode: str = "standard",
 ) -> dict[str, float]:
     """Per pattern, the share of its attempts the model throttles in a run of the file's
     launch rates at ``scale``, each second's arrivals drawn as a run's come (`AT_SCALE_S` of
-    them): at a small scale a partition's second holds few arrivals, which vary about their
-    mean ``1/sqrt(scale)`` times as much as AWS's."""
-    settings = Settings(seed=seed, scale=scale, distribution=distribution, heat=False)
+    them), its clients retrying in ``retry_mode`` up to ``attempts``: at a small scale a
+    partition's second holds few arrivals, which vary about their mean ``1/sqrt(scale)``
+    times as much as AWS's, and the legacy mode's retries come back within the second that
+    refused them."""
+    settings = Settings(
+        seed=seed, scale=scale, distribution=distribution, heat=False,
+        attempts=attempts, retry_mode=retry_mode,
+    )  # fmt: skip
     result = simulate(design, launch_profile(design, AT_SCALE_S), settings)
     return {pattern.id: pattern.throttled_share for pattern in report_of(result).patterns}
 
