@@ -72,12 +72,15 @@ def delivered(results: dict[str, Any]) -> float:
 def real(
     workload: str, variant: str, duration: int, out: Path, scale: str, engine: str
 ) -> dict[str, Any]:
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "loadgen", "run", str(design_file(workload)),
          "--design", variant, "--duration", f"{duration}s", "--retry-mode", "standard",
          "--scale", scale, "--engine", engine, "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=duration + 600,
     )  # fmt: skip
+    if not out.exists():  # the run stopped before its results: its own words say why
+        said = done.stderr.strip().splitlines() or [f"exit {done.returncode}"]
+        raise OSError(said[-1])
     return dict(json.loads(out.read_text()))
 
 
@@ -121,11 +124,11 @@ def main() -> None:
         Path(tmp).mkdir(parents=True, exist_ok=True)
         for item in args.designs.split(","):
             workload, _, variant = item.rpartition(":")
+            if not workload or not variant:
+                parser.error(f"--designs: {item!r} is not NAME:VARIANT or FILE.yaml:VARIANT")
+            out = Path(tmp) / f"{Path(workload).stem}-{variant}.json"
             try:
-                measured = real(
-                    workload, variant, args.duration, Path(tmp) / f"{item}.json", args.scale,
-                    args.engine,
-                )  # fmt: skip
+                measured = real(workload, variant, args.duration, out, args.scale, args.engine)
             except (OSError, ValueError) as e:
                 print(f"{item:<24} real run failed: {e}", flush=True)
                 continue
