@@ -35,8 +35,6 @@ from loadgen.refusals import CAUSES
 __all__ = [
     "FAIL",
     "PASS",
-    "READ_CEILING",
-    "WRITE_CEILING",
     "CheckReport",
     "Contention",
     "KeyLoad",
@@ -51,10 +49,6 @@ __all__ = [
 ]
 
 PASS, FAIL = "PASS", "FAIL"
-READ_CEILING = PARTITION_READ_UNITS
-"""Read units/s one partition, and so one key value, serves (the model's)."""
-WRITE_CEILING = PARTITION_WRITE_UNITS
-"""Write units/s one partition, and so one key value, serves (the model's)."""
 
 LIMIT_NAMES = {
     "partition": "a partition's ceiling",
@@ -93,14 +87,14 @@ class KeyLoad:
     write: float = 0.0
     read_patterns: tuple[str, ...] = ()
     write_patterns: tuple[str, ...] = ()
-    read_ceiling: float = READ_CEILING
+    read_ceiling: float = PARTITION_READ_UNITS
     """Read units/s its partition serves it (`loadgen.model.partitions.key_ceiling`): more
     where every read of its table or index is eventually consistent, as a GSI's are."""
 
     @property
     def over(self) -> str | None:
         """``write`` or ``read`` when at or over a partition's ceiling of that kind."""
-        if self.write >= WRITE_CEILING:
+        if self.write >= PARTITION_WRITE_UNITS:
             return "write"
         if self.read >= self.read_ceiling:
             return "read"
@@ -108,7 +102,7 @@ class KeyLoad:
 
     @property
     def risk(self) -> float:
-        return max(self.read / self.read_ceiling, self.write / WRITE_CEILING)
+        return max(self.read / self.read_ceiling, self.write / PARTITION_WRITE_UNITS)
 
     @property
     def patterns(self) -> tuple[str, ...]:
@@ -455,9 +449,10 @@ class CheckReport:
             out.append(f"  {p.id:<22} {', '.join(parts)}{grown}")
         out += [
             "",
-            f"Hottest keys at launch (units/s on one key value; a partition serves "
-            f"{READ_CEILING:,.0f} read, {key_ceiling('read', eventual=True):,.0f} where every "
-            f"read is eventually consistent as an index's are, and {WRITE_CEILING:,.0f} write):",
+            "Hottest keys at launch (units/s on one key value; a partition serves "
+            f"{PARTITION_READ_UNITS:,.0f} read, {key_ceiling('read', eventual=True):,.0f} "
+            "where every read is eventually consistent as an index's are, and "
+            f"{PARTITION_WRITE_UNITS:,.0f} write):",
         ]
         for load in self.hottest():
             flag = f"  OVER ({load.over})" if load.over else ("  risk" if load.risk >= RISK else "")
