@@ -4,9 +4,11 @@ other endpoint."""
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 
+from loadgen import runner
 from loadgen.emulator.embedded import EmbeddedEmulator
 from loadgen.targets import model_scale
 from tests.http_server import QuietHandler, serve
@@ -55,3 +57,36 @@ def test_no_endpoint_or_one_that_does_not_answer_gives_no_scale() -> None:
     assert model_scale(f"http://127.0.0.1:{port}") is None
     assert model_scale(None) is None
     assert model_scale("not a url") is None
+
+
+ANSWERS = 'partition_heat_emulator_requests_total{operation="PutItem",outcome="throttled"} 3.0\n'
+
+
+def slow_metrics_server(text: str, delay_s: float) -> type[QuietHandler]:
+    class SlowMetrics(QuietHandler):
+        def do_GET(self) -> None:
+            time.sleep(delay_s)  # the emulator answering the run's requests before this one
+            self.reply(200, text.encode(), {"Content-Type": "text/plain"})
+
+    return SlowMetrics
+
+
+def test_a_runs_end_waits_for_an_emulator_still_answering_its_requests(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(runner, "ANSWERS_TIMEOUT_S", 0.2)
+    with serve(slow_metrics_server(ANSWERS, delay_s=0.6)) as url:
+        answers, _ = runner._target_answers(runner.Target(url, "emulator", scale=0.1))
+    assert answers == {"forwarded": 0, "throttled": 3, "rejected": 0}
+    assert "did not answer /metrics within 0.2 s" in capsys.readouterr().err
+
+
+def test_a_runs_end_does_not_wait_for_an_emulator_that_is_gone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    target = runner.Target(f"http://127.0.0.1:{port}", "emulator", scale=0.1)
+    assert runner._target_answers(target) == (None, [])
+    assert "did not answer /metrics" not in capsys.readouterr().err
