@@ -23,6 +23,7 @@ data model has them) are found too.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -187,6 +188,11 @@ class Lane:
     (`_key_units`: a Query of an index whose keys hold different numbers of entries, as one
     big city holds more restaurants than a small one); `units` is then a touch's of the
     other keys. Empty where every key's touch costs alike."""
+
+    @functools.cached_property
+    def hash_units(self) -> dict[int, float]:
+        """`key_units` by each key's partition hash, as a partition's sampled points are."""
+        return {partition_hash(key): units for key, units in self.key_units.items()}
 
     def units_at(self, key: str) -> float:
         """Units of one touch of ``key`` (at the starting size: `growth` is the engine's)."""

@@ -1080,9 +1080,16 @@ def _sampler(
     def sample(start: int, end: int) -> list[int]:
         points: list[tuple[float, int]] = []
         for number, lane, profile in scope.lanes:
-            weight = float(offered[lane_list[number][0]]) * lane.units
-            if weight:
-                points += profile.sample(start, end, weight)
+            executions = float(offered[lane_list[number][0]])
+            if not lane.key_units:
+                if executions * lane.units:
+                    points += profile.sample(start, end, executions * lane.units)
+            elif executions:  # its hottest keys at their own units (`Lane.key_units`)
+                own = lane.hash_units
+                points += [
+                    (mass * own.get(at, lane.units), at)
+                    for mass, at in profile.sample(start, end, executions)
+                ]
         if not points:
             return []
         points.sort(key=lambda point: point[1])
