@@ -712,11 +712,7 @@ def _at_scale(design: Any, config: RunConfig, scale: float) -> dict[str, Any]:
     pattern's verdict tells apart from AWS's."""
     from loadgen.simulate.launch import AT_SCALE_S, throttled_at_scale
 
-    mode, attempts = _retries_modelled(config)
-    shares = throttled_at_scale(
-        _at_launch(design, config), scale, seed=config.seed, distribution=config.distribution,
-        attempts=attempts, retry_mode=mode,
-    )  # fmt: skip
+    shares = throttled_at_scale(_at_launch(design, config), scale, **_clients_modelled(config))
     return {
         "scale": scale,
         "seconds": AT_SCALE_S,
@@ -811,16 +807,9 @@ def _modelled_requests(config: RunConfig, design: Any, scale: float) -> LaunchRe
     """`launch_requests` of the run's launch, duration and clients' retries at ``scale``."""
     from loadgen.simulate.launch import launch_requests
 
-    mode, attempts = _retries_modelled(config)
     try:
         return launch_requests(
-            _at_launch(design, config),
-            config.duration_s(),
-            scale,
-            seed=config.seed,
-            distribution=config.distribution,
-            attempts=attempts,
-            retry_mode=mode,
+            _at_launch(design, config), config.duration_s(), scale, **_clients_modelled(config)
         )
     except InvalidSetting as error:  # the run's flags: --max-attempts goes to its clients
         raise error.named({"attempts": "--max-attempts", "seed": "--seed"}) from None
@@ -953,16 +942,24 @@ def _size_in_flight(config: RunConfig, target: Target) -> None:
     )
 
 
-def _retries_modelled(config: RunConfig) -> tuple[str, int]:
-    """The retry mode and attempts the model takes for the run's clients (``--retry-mode``,
-    ``--max-attempts`` among the flags that go to the workload)."""
+def _clients_modelled(config: RunConfig) -> dict[str, Any]:
+    """The run's clients as the model's launch figures take them (`launch_requests`,
+    `throttled_at_scale`): the run's seed and key distribution, and the retry mode and
+    attempts of ``--retry-mode`` and ``--max-attempts`` among the flags that go to the
+    workload."""
     import argparse
 
     flags = argparse.ArgumentParser(add_help=False)
     flags.add_argument("--retry-mode", default=RETRY_MODE)
     flags.add_argument("--max-attempts", type=int)
     known, _ = flags.parse_known_args(config.locust_args)
-    return modelled(known.retry_mode, known.max_attempts)
+    mode, attempts = modelled(known.retry_mode, known.max_attempts)
+    return {
+        "seed": config.seed,
+        "distribution": config.distribution,
+        "attempts": attempts,
+        "retry_mode": mode,
+    }
 
 
 def _launch_requests(config: RunConfig) -> float | None:

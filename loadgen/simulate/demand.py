@@ -190,8 +190,8 @@ class Lane:
     other keys. Empty where every key's touch costs alike."""
 
     @functools.cached_property
-    def hash_units(self) -> dict[int, float]:
-        """`key_units` by each key's partition hash, as a partition's sampled points are."""
+    def _hash_units(self) -> dict[int, float]:
+        """`key_units` by each key's partition hash (asked once the lane is priced)."""
         return {partition_hash(key): units for key, units in self.key_units.items()}
 
     def units_at(self, key: str) -> float:
@@ -208,6 +208,22 @@ class Lane:
         ]
         rest = profile.touches - math.fsum(touches for touches, _ in own)
         return self.units * rest + math.fsum(touches * units for touches, units in own)
+
+    def sample(
+        self, profile: KeyProfile, start: int, end: int, executions: float
+    ) -> list[tuple[float, int]]:
+        """(units, hash) points of ``profile``'s keys in ``[start, end)`` at ``executions``
+        a second (`KeyProfile.sample`), each key's touches at `units_at`: where a hot
+        partition splits."""
+        if not executions:
+            return []
+        if not self.key_units:
+            return profile.sample(start, end, executions * self.units) if self.units else []
+        own = self._hash_units
+        return [
+            (mass * own.get(at, self.units), at)
+            for mass, at in profile.sample(start, end, executions)
+        ]
 
     def partition_units(
         self, profile: KeyProfile, starts: Sequence[int], shares: np.ndarray

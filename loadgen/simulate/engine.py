@@ -1080,16 +1080,7 @@ def _sampler(
     def sample(start: int, end: int) -> list[int]:
         points: list[tuple[float, int]] = []
         for number, lane, profile in scope.lanes:
-            executions = float(offered[lane_list[number][0]])
-            if not lane.key_units:
-                if executions * lane.units:
-                    points += profile.sample(start, end, executions * lane.units)
-            elif executions:  # its hottest keys at their own units (`Lane.key_units`)
-                own = lane.hash_units
-                points += [
-                    (mass * own.get(at, lane.units), at)
-                    for mass, at in profile.sample(start, end, executions)
-                ]
+            points += lane.sample(profile, start, end, float(offered[lane_list[number][0]]))
         if not points:
             return []
         points.sort(key=lambda point: point[1])
