@@ -23,6 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Locust patches the standard library for gevent when it is imported: first, before any test
+# module imports botocore (whose sessions keep ssl's names), as `locust -f` and a run do. A
+# session of test files whose first module imported botocore ended in a RecursionError once
+# a test reached the workload package (`tests/simulate tests/test_scale_auto.py`).
+import locust  # noqa: F401
 import pytest
 
 from loadgen.errors import TargetError
