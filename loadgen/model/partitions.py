@@ -498,6 +498,14 @@ def falls_behind(full_in_s: float | None) -> bool:
     return full_in_s is not None and full_in_s <= LAUNCH_HOUR_S
 
 
+def _drained(tokens: float, stamp: int, allowance: float, clock: float | None) -> float:
+    """A bucket's debt as second ``stamp`` left it (``-tokens``), less its ``allowance`` for
+    each second from that second's end to ``clock`` (None: none)."""
+    if clock is None or clock <= stamp + 1:
+        return max(0.0, -tokens)
+    return max(0.0, -tokens - (clock - stamp - 1) * allowance)
+
+
 def _spread(sorts: Iterable[object]) -> bool:
     """Whether charges at these sort keys (in arrival order) can be split between two
     partitions: at least two sort keys, and not each above the one before (a sequential key
@@ -923,19 +931,20 @@ class PartitionModel:
 
     def snapshot(self) -> list[ThroughputStats]:
         """Capacity, burst, consumption, throttles and partitions of every table and GSI."""
-        now = math.floor(self.clock())
+        clock = self.clock()
+        now = math.floor(clock)
         stats = []
         for (table, index), space in self._spaces.items():
             if space.index != index:
                 continue  # an LSI, reported with its table
-            space.refill(now)
-            burst = [max(0.0, space.tokens[kind] - space.rate[kind]) for kind in (_READ, _WRITE)]
             buffered, buffer_reason, full_in = 0.0, "", None
             if space.buffer:
-                buffered, part = self._buffered(space, now)
+                buffered, part = self._buffered(space, clock)
                 limit: Limit = "KeyRangeThroughputExceeded" if part else space.limit[_WRITE]
                 buffer_reason = space.throttle(_WRITE, limit, buffer=True).reason
                 full_in = self._full_in(space, now, buffered, part)
+            space.refill(now)
+            burst = [max(0.0, space.tokens[kind] - space.rate[kind]) for kind in (_READ, _WRITE)]
             parts = tuple(
                 PartitionStats(
                     start=p.start,
@@ -975,20 +984,25 @@ class PartitionModel:
         return stats
 
     def _buffered(
-        self, space: _Keyspace, now: int, *, refill: bool = True
+        self, space: _Keyspace, clock: float | None = None
     ) -> tuple[float, _Partition | None]:
         """A GSI's buffer content: its bucket's debt, or its most indebted partition's where
-        that is more (and that partition); ``refill=False`` reads the partitions as last
-        topped up (once a second, where topping every one up would cost more)."""
+        that is more (and that partition), as each was last charged (the second it closes,
+        where ``clock`` is None), or at ``clock``: a debt drains at its bucket's allowance
+        from the end of the second it was last charged in, the whole seconds since and the
+        part of this one passed, as an index applies its writes (a bucket takes each second's
+        allowance at its start, so a reading a moment past a run's last second would find a
+        buffer holding less than an allowance empty)."""
         slot = 0 if self.additive else _WRITE
-        if refill:
-            for part in space.parts:
-                self._refill(part, now)
-        worst = min(space.parts, key=lambda p: p.tokens[slot])
-        behind = -worst.tokens[slot]
-        if behind > -space.tokens[_WRITE] and behind > 0:
+        ceiling, worst, behind = self.ceilings[slot], None, 0.0
+        for part in space.parts:
+            owed = _drained(part.tokens[slot], part.stamp, part.collection * ceiling, clock)
+            if owed > behind:
+                worst, behind = part, owed
+        own = _drained(space.tokens[_WRITE], space.stamp, space.rate[_WRITE], clock)
+        if behind > own:
             return behind, worst
-        return max(0.0, -space.tokens[_WRITE]), None
+        return own, None
 
     def _full_in(
         self, space: _Keyspace, now: int, buffered: float, part: _Partition | None
@@ -1111,7 +1125,7 @@ class PartitionModel:
             self._split_for_heat(space, part)
         if space.buffer:
             # The buffer's content as the second closed (partitions as last topped up).
-            space.levels.append((second, self._buffered(space, second, refill=False)[0]))
+            space.levels.append((second, self._buffered(space)[0]))
         if space.on_demand:
             self._grow_on_demand(space, closed, second)
         elif space.scalers[0] is not None or space.scalers[1] is not None:

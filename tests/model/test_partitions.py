@@ -253,6 +253,25 @@ def test_a_gsi_short_of_write_capacity_buffers_then_pushes_back_on_every_table_w
     assert run(model, clock, 1, lambda s: [put(f"g{i}", f"g{i}") for i in range(50)]) == [15]
 
 
+def test_a_gsi_s_buffer_drains_through_the_seconds_after_its_writes_stop() -> None:
+    model, clock = model_with(GSI_TABLE, gsi_write_buffer_units=1000)
+    # 30 index writes a second against 5 units/s: 25 more in the buffer each second.
+    assert run(model, clock, 3, lambda s: [put(f"k{s}-{i}", "g") for i in range(30)]) == [30] * 3
+
+    def buffered() -> float:
+        return model.snapshot()[1].buffered_write_units
+
+    assert buffered() == pytest.approx(75)
+    # A quarter into the next second, which took no write, the index has applied a quarter
+    # of its 5 units, not the whole second's allowance its bucket takes at the second's start.
+    clock.now = 3.25
+    assert buffered() == pytest.approx(75 - 0.25 * 5)
+    clock.now = 10.0
+    assert buffered() == pytest.approx(75 - 7 * 5)
+    clock.now = 30.0
+    assert buffered() == 0
+
+
 def test_a_gsi_without_a_buffer_refuses_as_its_capacity_runs_out() -> None:
     model, clock = model_with(GSI_TABLE, gsi_write_buffer_units=0)
     admitted = run(model, clock, 4, lambda s: [put(f"k{i}", f"g{i}") for i in range(100)])
