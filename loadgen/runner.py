@@ -1123,13 +1123,22 @@ def _run_locust(
     users = count if config.open_model else config.users
     runner.start(users, spawn_rate=config.spawn_rate or users)
     meter = _cpu_meter(target, () if workers is None else workers.pids)
-    stopper = gevent.spawn_later(config.duration_s(), processes.end_run, runner, meter.hold)
+    at_end: list[Any] = []  # the readings of the GSIs' write buffers as the load ends
+
+    def end_load() -> None:
+        # Its request goes out before the load stops: a buffer drains from then on, for the
+        # second a master's stop takes and the seconds until its workers' last reports.
+        at_end.append(gevent.spawn(_target_buffers, target))
+        gevent.sleep(0)
+        processes.end_run(runner, meter.hold)
+
+    stopper = gevent.spawn_later(config.duration_s(), end_load)
     signals: list[int] = []
 
     def stop_early(signum: int) -> None:
         # Stop the users and fall through to the summary: results gathered are kept.
         signals.append(signum)
-        gevent.spawn(processes.end_run, runner, meter.hold)
+        gevent.spawn(end_load)
 
     handlers = [
         gevent.signal_handler(signum, stop_early, signum)
@@ -1164,6 +1173,7 @@ def _run_locust(
     answers, buffers = _target_answers(target)
     if answers is not None:
         results["target_answers"] = answers
+    buffers = next((read.get() for read in at_end if read.get()), buffers)
     if buffers:
         results["gsi_buffers"] = buffers
     for pattern in (results.get("design") or {}).get("patterns") or ():
@@ -1267,6 +1277,29 @@ ANSWERS_BACKLOG_S = 60.0
 """How long it then waits for them: an emulator whose engine fell behind answers the requests
 the run sent before ``/metrics`` (moto in the emulator's process, a run delivering 52% of
 its load with 1,000 requests in flight: 10.6 s after the run's end)."""
+
+
+BUFFERS_TIMEOUT_S = 1.0
+"""How long the load's end waits for the emulator's GSI buffers; one that answers later (its
+engine fell behind) has them read with its counts (`_target_answers`)."""
+
+
+def _target_buffers(target: Target) -> list[dict[str, Any]]:
+    """The emulator's GSI write buffers as the load ends (`loadgen.emulator.metrics.buffers`):
+    a buffer drains at its index's ceiling from then on, for the seconds a master takes to
+    stop its workers and have their last reports (3.2 s of a two-process run here) and the
+    results take. [] for a target that is not the emulator, or that does not answer within
+    `BUFFERS_TIMEOUT_S`."""
+    if target.scale is None or target.endpoint_url is None:
+        return []
+    from loadgen.emulator.metrics import buffers
+    from loadgen.targets import emulator_metrics
+
+    text = emulator_metrics(target.endpoint_url, timeout=BUFFERS_TIMEOUT_S, limit=None)
+    try:
+        return buffers(text) if text is not None else []
+    except ValueError:
+        return []
 
 
 def _target_answers(target: Target) -> tuple[dict[str, int] | None, list[dict[str, Any]]]:

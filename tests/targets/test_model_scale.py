@@ -90,3 +90,35 @@ def test_a_runs_end_does_not_wait_for_an_emulator_that_is_gone(
     target = runner.Target(f"http://127.0.0.1:{port}", "emulator", scale=0.1)
     assert runner._target_answers(target) == (None, [])
     assert "did not answer /metrics" not in capsys.readouterr().err
+
+
+BUFFERS = (
+    'partition_heat_emulator_gsi_buffered_write_units{table="t",index="g",'
+    'reason="IndexWriteKeyRangeThroughputExceeded"} 88.0\n'
+    'partition_heat_emulator_gsi_buffer_write_units{table="t",index="g"} 18000.0\n'
+    'partition_heat_emulator_gsi_buffer_full_in_seconds{table="t",index="g"} 880.0\n'
+)
+
+
+def test_a_runs_load_end_reads_the_emulators_gsi_buffers() -> None:
+    with serve(metrics_server(BUFFERS)) as url:
+        (row,) = runner._target_buffers(runner.Target(url, "emulator", scale=0.1))
+    assert row == {
+        "table": "t",
+        "index": "g",
+        "reason": "IndexWriteKeyRangeThroughputExceeded",
+        "buffered_write_units": 88.0,
+        "buffer_write_units": 18000.0,
+        "full_in_s": 880.0,
+    }
+
+
+def test_a_runs_load_end_does_not_wait_for_an_emulator_behind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An emulator answering the run's requests first: its buffers are read with its counts.
+    monkeypatch.setattr(runner, "BUFFERS_TIMEOUT_S", 0.2)
+    with serve(slow_metrics_server(BUFFERS, delay_s=0.6)) as url:
+        target = runner.Target(url, "emulator", scale=0.1)
+        assert runner._target_buffers(target) == []
+        assert runner._target_buffers(runner.Target(url, "DynamoDB")) == []  # no model
