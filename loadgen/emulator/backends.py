@@ -123,8 +123,20 @@ class MotoBackend:
         from moto.dynamodb.responses import DynamoHandler
         from werkzeug.exceptions import HTTPException
 
+        class Handler(DynamoHandler):  # type: ignore[misc]
+            """moto's handler below its HTTP layer: moto names the operation and the protocol
+            it writes errors in from the werkzeug request that layer makes (from 5.2.6 it
+            asks nothing else), which a request sent straight to the method never has; here
+            they are the X-Amz-Target's operation and DynamoDB's own protocol (awsJson)."""
+
+            def _get_action(self) -> str:
+                return str(self.headers["X-Amz-Target"]).rpartition(".")[2]
+
+            def determine_response_protocol(self, service_model: Any) -> str:
+                return str(service_model.protocol)
+
         _narrow_queries()
-        self._handler = DynamoHandler
+        self._handler = Handler
         # Imported once here, not on every request.
         self._moto = (ServiceException, ActionResult, HTTPException)
         self._backends = dynamodb_backends
