@@ -123,7 +123,7 @@ class MotoBackend:
         from moto.dynamodb.responses import DynamoHandler
         from werkzeug.exceptions import HTTPException
 
-        class Handler(DynamoHandler):  # type: ignore[misc]
+        class Handler(DynamoHandler):
             """moto's handler below its HTTP layer: moto names the operation and the protocol
             it writes errors in from the werkzeug request that layer makes (from 5.2.6 it
             asks nothing else), which a request sent straight to the method never has; here
