@@ -25,6 +25,7 @@ from typing import Any
 from loadgen.model.capacity import charged_on, rejected
 from loadgen.pricing import Usage
 from loadgen.verdict import analysis
+from loadgen.verdict.throttles import cancelled_by_throttles
 
 __all__ = [
     "FAILING_SHARE",
@@ -71,7 +72,7 @@ def _charged_requests(row: Mapping[str, Any]) -> int:
     refused = sum(
         int(n) for code, n in (row.get("errors") or {}).items() if charged_on(code) == "nothing"
     )
-    refused += int((row.get("cancellations") or {}).get("ThrottlingError", 0))
+    refused += cancelled_by_throttles(row)
     return max(0, int(row["requests"]) - refused)
 
 

@@ -36,7 +36,7 @@ from typing import Any
 from loadgen.model.partitions import falls_behind
 from loadgen.refusals import CAUSES, NOT_REPORTED
 from loadgen.verdict.delivery import fell_behind, shortfall_words
-from loadgen.verdict.throttles import checked_patterns
+from loadgen.verdict.throttles import cancelled_by_throttles, checked_patterns
 
 __all__ = [
     "EMPTY",
@@ -490,7 +490,7 @@ def _explained(entries: list[dict[str, Any]], row: dict[str, Any]) -> list[dict[
     """Errors less the transactions cancelled for a failed condition or a throttle: those
     are the item's answer and a throttle, judged on their own."""
     cancelled = row.get("cancellations") or {}
-    left = cancelled.get("ConditionalCheckFailed", 0) + cancelled.get("ThrottlingError", 0)
+    left = cancelled.get("ConditionalCheckFailed", 0) + cancelled_by_throttles(row)
     out = []
     for entry in entries:
         if entry["code"] == "TransactionCanceledException" and left:

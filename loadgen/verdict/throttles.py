@@ -24,9 +24,11 @@ diagnosis and the per-pattern verdict read them through this module:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from loadgen.model.capacity import TRANSACTION_CANCELLED
 from loadgen.model.partitions import key_ceiling
 from loadgen.refusals import NOT_REPORTED
 from loadgen.verdict import analysis
@@ -36,6 +38,7 @@ __all__ = [
     "CHECKED",
     "Demand",
     "ThrottleGroup",
+    "cancelled_by_throttles",
     "checked",
     "checked_patterns",
     "demand",
@@ -84,6 +87,17 @@ class ThrottleGroup:
     """Where the cause was read from the spread, how: the words of `spread`."""
     source: str = "model"
     """``model``: the emulator's partition model refused; ``engine``: the target did."""
+
+
+def cancelled_by_throttles(row: Mapping[str, Any]) -> int:
+    """The row's transactions a throttle cancelled: calls whose final answer was a
+    ``TransactionCanceledException`` with a throttle among its reasons, each counted once (the
+    row's ``cancellations`` count the items' reasons, several to a transaction)."""
+    return sum(
+        int(t.get("final") or 0)
+        for t in row.get("throttles") or ()
+        if t.get("exception") == TRANSACTION_CANCELLED
+    )
 
 
 def side_of(reason: str, operation: str) -> str:

@@ -28,7 +28,7 @@ from loadgen.verdict.report import CHARTS, build_html
 from loadgen.verdict.summary import conclude
 from loadgen.verdict.thresholds import parse_thresholds
 from loadgen.webui.view import heat_view
-from tests.results_factory import make_results, op_row, steady
+from tests.results_factory import make_results, op_row, steady, throttle_row
 
 ROOT = Path(__file__).resolve().parents[2]
 PRICES = load_prices()
@@ -234,6 +234,22 @@ def test_without_the_model_a_pattern_is_priced_by_what_its_charged_requests_cons
     assert patterns["increment"]["per_s"] == pytest.approx(1200.0)
     assert patterns["increment"]["units"] == {"ph-counter": {"read": 0.0, "write": 1.25}}
     assert served(results)["served"] is True
+
+
+def test_a_transaction_a_throttle_cancelled_is_one_request_uncharged_whatever_its_items() -> None:
+    results = counter_run(0.5)
+    increment = results["operations"][0]
+    # 300 of 1,500 transactions cancelled by a throttle, each naming four items' ThrottlingError
+    # (1,200 reasons); the 1,200 the table served consumed 2,400 units: 2 an execution.
+    increment.update(
+        operation="TransactWriteItems", failures=300, errors={"TransactionCanceledException": 300},
+        cancellations={"ThrottlingError": 1200},
+        units={"ph-counter": {"read": 0.0, "write": 2400.0}},
+        throttles=[throttle_row("TableWriteKeyRangeThroughputExceeded", "partition", 300,
+                                scope="ph-counter", exception="TransactionCanceledException",
+                                final=300)])  # fmt: skip
+    patterns = {p["name"]: p for p in run_cost(results, PRICES)["launch"]["patterns"]}
+    assert patterns["increment"]["units"] == {"ph-counter": {"read": 0.0, "write": 2.0}}
 
 
 def test_a_design_whose_every_write_is_invalid_costs_nothing_at_launch_demand() -> None:

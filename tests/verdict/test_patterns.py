@@ -198,6 +198,22 @@ def test_conditions_that_mostly_failed_are_not_judged_and_are_no_failure() -> No
     assert "75% of its calls failed their condition" in verdict.reason
 
 
+def test_a_transaction_a_throttle_cancelled_is_a_throttle_once_not_an_error() -> None:
+    results = chat_results()
+    # 60 transactions cancelled: 20 by a throttle naming three items each (60 item reasons),
+    # 40 by a conflict. The conflicts are the calls' failures; the throttles are not.
+    cancelled = throttle("TableWriteKeyRangeThroughputExceeded", "chat", "partition", 20)
+    cancelled.update(exception="TransactionCanceledException", final=20)
+    results["operations"][2].update(
+        operation="TransactWriteItems", failures=60, throttled_attempts=20, throttles=[cancelled],
+        errors={"TransactionCanceledException": 60},
+        cancellations={"ThrottlingError": 60, "TransactionConflict": 40})  # fmt: skip
+    del results["operations"][2]["error_messages"]
+    assert "20% of calls failed (TransactionCanceledException x40)" in (
+        by_id(results)["set_status"].reason
+    )
+
+
 def test_a_tables_capacity_is_named_as_the_cause_not_a_key() -> None:
     results = chat_results()
     results["operations"][2].update(
