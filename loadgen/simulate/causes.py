@@ -4,9 +4,9 @@ them, and what each table's and index's limits refused.
 Each second the model admits a table's or index's demand in bulk and says which units each
 partition's own ceiling refused (`BulkAdmission.by_ceiling`) and which the keyspace's own
 limit refused: its on-demand capacity, provisioned capacity, per-table quota or on-demand
-maximum (`BulkAdmission.keyspace_throttle`). A pattern's throttled attempts in a second are
-those of its most refused lane (`loadgen.simulate.engine`); they are split between the two
-limits as that lane's refused touches were. Each limit is named by DynamoDB's reason and the
+maximum (`BulkAdmission.keyspace_throttle`). A pattern's throttled attempts in a second
+(`loadgen.simulate.engine`) are split between the two limits as its most refused lane's
+refused touches were. Each limit is named by DynamoDB's reason and the
 model's cause (`loadgen.refusals.CAUSES`), never guessed from heat.
 
     causes = Causes(patterns=2)

@@ -4,9 +4,12 @@ time, aggregated per partition instead of per request.
 Each second, each access pattern's new executions (the profile's rate times its share of the
 design's mix) are spread over its lanes' keys by their exact probabilities
 (`loadgen.simulate.demand`), summed per partition, and admitted in bulk
-(`PartitionModel.admit_bulk`) by the rules the emulator applies per request. A pattern
-execution is admitted in the share its most refused lane allows (a transaction, or a write and
-the index entries it pushes back on).
+(`PartitionModel.admit_bulk`) by the rules the emulator applies per request. On one table or
+index, a pattern's execution is refused where the partition of any of its lanes' keys refuses
+it (a transaction's items, drawn apart): a partition refuses the last of its second's demand,
+so an execution is refused as its most refused partition refuses it. Over tables and indexes
+it is admitted in the share the most refused one allows (a write and the index entries that
+push back on it are refused together).
 
 The SDK's retries of throttled attempts (as many as the standard mode's retry quota allows)
 come back where they were refused: a retry is the same request, on the same key's partition,
@@ -714,9 +717,14 @@ def simulate(
             by_ceiling[key] = causes.keyspace(key, units, bulk)
             if bulk.throttle is not None:
                 refusing[key] = (bulk, units)
-        # Admitted shares of first attempts and of retries, per pattern: each its most
-        # refused lane's (`where`: that lane's touches by partition, and those refused).
-        fraction = np.ones((2, n_patterns))
+        # Refused shares of first attempts and of retries, per pattern: on each table or
+        # index, an execution is refused where the partition of any of its lanes' keys refused
+        # (refused late in the second, all of them: where its most refused one did); over
+        # tables and indexes, as the one that refused most (a write and the index entries that
+        # push back on it are refused together). `where`: the most refused lane's touches by
+        # partition, and those refused, where its retries come back.
+        on_scope: dict[tuple[int, int, tuple[str, str | None, str]], list[np.ndarray]] = {}
+        lane_refused = np.zeros((2, n_patterns))
         where: dict[tuple[int, int], tuple[int, np.ndarray, float, float]] = {}
         for number, (i, _) in enumerate(lane_list):
             key = lane_keys[number]
@@ -730,13 +738,20 @@ def simulate(
                     drawn = scopes[key].shares[number]
                     total = float(drawn.sum())
                 refused_touches = float(drawn @ refusal[key])
-                if total > 0 and 1.0 - refused_touches / total < fraction[group, i]:
-                    fraction[group, i] = 1.0 - refused_touches / total
+                if not (total > 0 and refused_touches > 0):
+                    continue
+                on_scope.setdefault((group, i, key), []).append(drawn / total)
+                if refused_touches / total > lane_refused[group, i]:
+                    lane_refused[group, i] = refused_touches / total
                     ceiling_touches = float(drawn @ by_ceiling[key])
                     where[(group, i)] = (number, drawn, refused_touches, ceiling_touches)
+        refused_by_group = np.zeros((2, n_patterns))
+        for (group, i, key), lanes_drawn in on_scope.items():
+            refused_by_group[group, i] = max(
+                refused_by_group[group, i], _any_refused(refusal[key], lanes_drawn)
+            )
         # Patterns without retries this second: theirs as their first attempts'.
-        fraction[1] = np.where(offered > new, fraction[1], fraction[0])
-        refused_by_group = 1.0 - fraction
+        refused_by_group[1] = np.where(offered > new, refused_by_group[1], refused_by_group[0])
         refused_by_group[refused_by_group < 1e-9] = 0.0  # float residue of shares adding up to all
         refused = refused_by_group[group_of_attempt]
         throttled = (cohorts * refused).sum(axis=0)
@@ -977,6 +992,23 @@ def _retries(
         tokens,
         waited * kept,
     )
+
+
+def _any_refused(refused: np.ndarray, lanes: list[np.ndarray]) -> float:
+    """The share of executions refused on one table or index whose lanes touch its
+    partitions with the chances ``lanes`` (each a lane's touches by partition, adding up to
+    1), drawn apart, where each partition refused the share ``refused`` of what it was asked
+    at the end of the second: the mean, over executions, of the most refused of their
+    partitions. One lane: its touches' refused share."""
+    if len(lanes) == 1:
+        return float(lanes[0] @ refused)
+    order = np.argsort(refused)
+    chances = np.stack([lane[order] for lane in lanes])
+    # Per lane, its chance of a partition refusing less than each in turn; an execution's
+    # most refused partition refuses at least as much where not every lane's does less.
+    below = np.cumsum(chances, axis=1) - chances
+    at_least = 1.0 - np.prod(below, axis=0)
+    return float(np.diff(refused[order], prepend=0.0) @ at_least)
 
 
 class _Draws:

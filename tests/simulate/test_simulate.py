@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ import pytest
 import yaml
 
 from loadgen.design.loader import load_design
+from loadgen.model.hashing import partition_hash
+from loadgen.model.partitions import PartitionModel
 from loadgen.simulate import Settings, build_results, parse_profile, simulate
 from loadgen.simulate.command import design_path
 from loadgen.verdict import analysis
@@ -242,6 +245,70 @@ def test_a_key_at_its_ceiling_throttles_in_the_seconds_its_draws_pass_it(tmp_pat
     small = simulate(design, profile, Settings(attempts=1, scale=0.01))
     rows = small.patterns["increment"]
     assert sum(r.throttled for r in rows) / sum(r.offered for r in rows) > 5 * share_drawn
+
+
+def two_item_transaction(tmp_path: Path, hot_share: float | None, rate: float) -> Any:
+    """A transaction putting an ``A#`` item and a ``B#`` item on a table of 16 partitions,
+    at ``rate`` a second; each item's key ``hot`` takes ``hot_share`` of its draws (None:
+    every draw)."""
+    entities = {"a": {"item": {"pk": "A#{a}"}}, "b": {"item": {"pk": "B#{b}"}}}
+    generators = {
+        name: {"count": 1000, "distribution": "uniform", "named": {"hot": hot_share}}
+        for name in ("a", "b")
+    }
+    if hot_share is None:
+        entities = {"a": {"item": {"pk": "A#hot"}}, "b": {"item": {"pk": "B#hot"}}}
+        generators = {}
+    data = {
+        "name": "two items",
+        "tables": [{"TableName": "t", "BillingMode": "PAY_PER_REQUEST",
+                    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+                    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+                    "WarmThroughput": {"WriteUnitsPerSecond": 12000}}],
+        "generators": generators,
+        "entities": entities,
+        "access_patterns": [{"id": "both", "operation": "TransactWriteItems", "rate": rate,
+                             "actions": [{"operation": "Put", "entity": "a"},
+                                         {"operation": "Put", "entity": "b"}]}],
+    }  # fmt: skip
+    design = load_design(write_design(tmp_path, data))
+    model = PartitionModel()
+    model.create_table(design.schemas["t"])
+    starts = model.partition_starts("t")
+    on = {bisect.bisect_right(starts, partition_hash(k)) - 1 for k in ("A#hot", "B#hot")}
+    assert (len(starts), len(on)) == (16, 2)  # the two hot items on partitions of their own
+    return design
+
+
+def refused_share(design: Any, rate: float) -> float:
+    result = simulate(
+        design, parse_profile([f"{rate}/s for 1m"]), Settings(attempts=1, fluctuate=False)
+    )
+    rows = result.patterns["both"]
+    return sum(row.throttled for row in rows) / sum(row.offered for row in rows)
+
+
+def test_a_transaction_whose_items_each_take_one_hot_partition_is_refused_as_one(
+    tmp_path: Path,
+) -> None:
+    # Every execution puts both hot items: each partition is asked 1,250 of its 1,000 write
+    # units (two a transactional put) and refuses the last fifth of the second, the same
+    # executions on both: a fifth refused, not one minus four fifths squared.
+    design = two_item_transaction(tmp_path, None, 625)
+    assert refused_share(design, 625) == pytest.approx(0.2, abs=1e-9)
+
+
+def test_a_transaction_is_refused_where_any_of_its_items_partitions_refuses(
+    tmp_path: Path,
+) -> None:
+    # Each item's hot key takes 0.8 of its draws: its partition is asked 1,248 units, and a
+    # sixteenth of both items' other draws (19.5 each), 1,287 of 1,000; the rest 39 each.
+    # An execution is refused in the last 0.223 of the second unless neither item fell on a
+    # hot partition (0.175 each: 0.2 less the other's sixteenth), where the most refused
+    # item alone (0.8125 of its draws there) would say about 0.18.
+    design = two_item_transaction(tmp_path, 0.8, 780)
+    refused = 1.0 - 1000 / 1287
+    assert refused_share(design, 780) == pytest.approx(refused * (1.0 - 0.175**2), rel=0.01)
 
 
 def test_retries_come_back_as_the_standard_mode_waits() -> None:
