@@ -746,10 +746,17 @@ def simulate(
                     ceiling_touches = float(drawn @ by_ceiling[key])
                     where[(group, i)] = (number, drawn, refused_touches, ceiling_touches)
         refused_by_group = np.zeros((2, n_patterns))
+        ranked: dict[
+            tuple[str, str | None, str], np.ndarray
+        ] = {}  # partitions, least refused first
         for (group, i, key), lanes_drawn in on_scope.items():
-            refused_by_group[group, i] = max(
-                refused_by_group[group, i], _any_refused(refusal[key], lanes_drawn)
-            )
+            if len(lanes_drawn) == 1:
+                share = float(lanes_drawn[0] @ refusal[key])
+            else:
+                if key not in ranked:
+                    ranked[key] = np.argsort(refusal[key])
+                share = _any_refused(refusal[key][ranked[key]], lanes_drawn, ranked[key])
+            refused_by_group[group, i] = max(refused_by_group[group, i], share)
         # Patterns without retries this second: theirs as their first attempts'.
         refused_by_group[1] = np.where(offered > new, refused_by_group[1], refused_by_group[0])
         refused_by_group[refused_by_group < 1e-9] = 0.0  # float residue of shares adding up to all
@@ -994,21 +1001,18 @@ def _retries(
     )
 
 
-def _any_refused(refused: np.ndarray, lanes: list[np.ndarray]) -> float:
+def _any_refused(refused: np.ndarray, lanes: list[np.ndarray], order: np.ndarray) -> float:
     """The share of executions refused on one table or index whose lanes touch its
     partitions with the chances ``lanes`` (each a lane's touches by partition, adding up to
-    1), drawn apart, where each partition refused the share ``refused`` of what it was asked
-    at the end of the second: the mean, over executions, of the most refused of their
-    partitions. One lane: its touches' refused share."""
-    if len(lanes) == 1:
-        return float(lanes[0] @ refused)
-    order = np.argsort(refused)
-    chances = np.stack([lane[order] for lane in lanes])
+    1), drawn apart, where the partitions in ``order`` refused the shares ``refused`` (least
+    first) of what each was asked, at the end of the second: the mean, over executions, of
+    the most refused of their partitions (one lane: its touches' refused share)."""
+    chances = np.stack(lanes)[:, order]
     # Per lane, its chance of a partition refusing less than each in turn; an execution's
     # most refused partition refuses at least as much where not every lane's does less.
     below = np.cumsum(chances, axis=1) - chances
     at_least = 1.0 - np.prod(below, axis=0)
-    return float(np.diff(refused[order], prepend=0.0) @ at_least)
+    return float(np.diff(refused, prepend=0.0) @ at_least)
 
 
 class _Draws:
