@@ -517,6 +517,7 @@ def simulate(
     attempts = settings.attempts
     n_patterns = len(demands)
     retryable = np.asarray([sdk_retries(d.operation) for d in demands], dtype=float)
+    one_request = [d.calls == 1 for d in demands]  # an execution refused or admitted whole
     # Lanes by scope; each lane remembers its pattern.
     scopes: dict[tuple[str, str | None, str], _Scope] = {}
     lane_list: list[tuple[int, Lane]] = []
@@ -718,12 +719,14 @@ def simulate(
             if bulk.throttle is not None:
                 refusing[key] = (bulk, units)
         # Refused shares of first attempts and of retries, per pattern: on each table or
-        # index, an execution is refused where the partition of any of its lanes' keys refused
-        # (refused late in the second, all of them: where its most refused one did); over
-        # tables and indexes, as the one that refused most (a write and the index entries that
-        # push back on it are refused together). `where`: the most refused lane's touches by
-        # partition, and those refused, where its retries come back.
-        on_scope: dict[tuple[int, int, tuple[str, str | None, str]], list[np.ndarray]] = {}
+        # index, an execution of one request is refused where the partition of any of its
+        # lanes' keys refused (refused late in the second, all of them: where its most
+        # refused one did); over tables and indexes, as the one that refused most (a write and
+        # the index entries that push back on it are refused together). `where`: the most
+        # refused lane's touches by partition, and those refused, where its retries come back.
+        # Per pattern, group and table or index: its lanes' touches, their totals and the
+        # share of them refused.
+        on_scope: dict[tuple[int, int, tuple[str, str | None, str]], list[Any]] = {}
         lane_refused = np.zeros((2, n_patterns))
         where: dict[tuple[int, int], tuple[int, np.ndarray, float, float]] = {}
         for number, (i, _) in enumerate(lane_list):
@@ -740,22 +743,27 @@ def simulate(
                 refused_touches = float(drawn @ refusal[key])
                 if not (total > 0 and refused_touches > 0):
                     continue
-                on_scope.setdefault((group, i, key), []).append(drawn / total)
-                if refused_touches / total > lane_refused[group, i]:
-                    lane_refused[group, i] = refused_touches / total
+                share = refused_touches / total
+                on_scope.setdefault((group, i, key), []).append((drawn, total, share))
+                if share > lane_refused[group, i]:
+                    lane_refused[group, i] = share
                     ceiling_touches = float(drawn @ by_ceiling[key])
                     where[(group, i)] = (number, drawn, refused_touches, ceiling_touches)
         refused_by_group = np.zeros((2, n_patterns))
-        ranked: dict[
-            tuple[str, str | None, str], np.ndarray
-        ] = {}  # partitions, least refused first
+        # Per table or index, its partitions from the least refused to the most.
+        ranked: dict[tuple[str, str | None, str], np.ndarray] = {}
         for (group, i, key), lanes_drawn in on_scope.items():
-            if len(lanes_drawn) == 1:
-                share = float(lanes_drawn[0] @ refusal[key])
+            if len(lanes_drawn) == 1 or not one_request[i]:
+                # An execution of several requests (a Query over each shard) is not refused
+                # whole: its most refused lane's share.
+                share = max(refused for _, _, refused in lanes_drawn)
             else:
                 if key not in ranked:
                     ranked[key] = np.argsort(refusal[key])
-                share = _any_refused(refusal[key][ranked[key]], lanes_drawn, ranked[key])
+                order = ranked[key]
+                touched, totals, _ = zip(*lanes_drawn, strict=True)
+                chances = np.stack(touched)[:, order] / np.asarray(totals)[:, None]
+                share = _any_refused(refusal[key][order], chances)
             refused_by_group[group, i] = max(refused_by_group[group, i], share)
         # Patterns without retries this second: theirs as their first attempts'.
         refused_by_group[1] = np.where(offered > new, refused_by_group[1], refused_by_group[0])
@@ -1001,13 +1009,12 @@ def _retries(
     )
 
 
-def _any_refused(refused: np.ndarray, lanes: list[np.ndarray], order: np.ndarray) -> float:
+def _any_refused(refused: np.ndarray, chances: np.ndarray) -> float:
     """The share of executions refused on one table or index whose lanes touch its
-    partitions with the chances ``lanes`` (each a lane's touches by partition, adding up to
-    1), drawn apart, where the partitions in ``order`` refused the shares ``refused`` (least
-    first) of what each was asked, at the end of the second: the mean, over executions, of
-    the most refused of their partitions (one lane: its touches' refused share)."""
-    chances = np.stack(lanes)[:, order]
+    partitions with the chances ``chances`` (a row a lane, each adding up to 1), drawn
+    apart, where each partition (least refused first) refused the share ``refused`` of what
+    it was asked, at the end of the second: the mean, over executions, of the most refused
+    of their partitions."""
     # Per lane, its chance of a partition refusing less than each in turn; an execution's
     # most refused partition refuses at least as much where not every lane's does less.
     below = np.cumsum(chances, axis=1) - chances
