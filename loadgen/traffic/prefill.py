@@ -12,8 +12,8 @@ paced to what the table takes: a throttled call or unprocessed items halve the c
 flight, calls that go through add them back one at a time (`Pace`), and the batch waits with
 full-jitter exponential backoff before it is sent again, holding its place, so the whole
 prefill backs off. No SDK retries (every throttle is counted); a batch gives up only after 12
-attempts in a row that wrote none of it. A progress line and a summary: items/s, write units
-consumed and throttles.
+attempts in a row that wrote none of it while no other call wrote anything either. A progress
+line and a summary: items/s, write units consumed and throttles.
 
 A table is created only where ``loadgen run`` would create one (a local endpoint, or
 ``--aws --create-table``), and a table that holds items is refused unless
@@ -59,7 +59,10 @@ STARTING_DATA_HEADER = "X-Partition-Heat-Starting-Data"
 BATCH = 25
 """Items per BatchWriteItem, DynamoDB's most."""
 MAX_ATTEMPTS = 12
-"""Attempts in a row that write nothing of a batch before prefill gives up on the target."""
+"""Attempts of a batch in a row that write nothing of it while no other call writes anything
+either, before prefill gives up on the target: a table that serves the other calls is not
+refusing everything, and a batch may meet its bucket empty many times in a row by chance
+where several calls share it."""
 BACKOFF_BASE_S = 0.05
 BACKOFF_CAP_S = 5.0
 _THROTTLES = frozenset(
@@ -354,10 +357,13 @@ class _Writing:
         table = self.plan.table
         summary = self.summary
         pending: dict[str, list[Any]] = {table: [{"PutRequest": {"Item": i}} for i in batch]}
-        attempt = 0  # attempts in a row that wrote none of the batch
-        while attempt < MAX_ATTEMPTS:
+        attempt = 0  # attempts in a row that wrote none of the batch: its backoff grows
+        stalled = 0  # of those, attempts in a row in which no call wrote anything
+        while stalled < MAX_ATTEMPTS:
             sent = sum(len(v) for v in pending.values())
             sent_at = time.monotonic()
+            with self._lock:
+                written = summary.items
             try:
                 answer = self.db.batch_write_item(
                     RequestItems=pending, ReturnConsumedCapacity="TOTAL"
@@ -372,6 +378,7 @@ class _Writing:
                 with self._lock:
                     summary.calls += 1
                     summary.throttled_calls += 1
+                    stalled = stalled + 1 if summary.items == written else 0
                 self.pace.throttled(sent_at)
                 if self.stop.wait(_backoff(attempt, self.rng)):
                     return
@@ -399,13 +406,15 @@ class _Writing:
                 return
             self.pace.throttled(sent_at)
             attempt = 0 if unprocessed < sent else attempt + 1
+            with self._lock:
+                stalled = stalled + 1 if summary.items == written else 0
             pending = left
             if self.stop.wait(_backoff(attempt, self.rng)):
                 return
         raise TargetError(
-            f"BatchWriteItem on {table!r} wrote none of a batch in {MAX_ATTEMPTS} attempts in a "
-            f"row, paced down to {self.pace.limit:g} call(s) in flight (the table is throttling: "
-            "raise its capacity)"
+            f"BatchWriteItem on {table!r} wrote nothing in {MAX_ATTEMPTS} attempts in a row, "
+            f"nor did any other call, paced down to {self.pace.limit:g} call(s) in flight (the "
+            "table is throttling: raise its capacity)"
         )
 
 

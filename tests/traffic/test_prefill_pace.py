@@ -89,8 +89,44 @@ def test_a_table_that_writes_nothing_stops_the_prefill_in_one_line(
 
     monkeypatch.setattr(prefill, "BACKOFF_BASE_S", 0.0005)  # 12 attempts in well under 5 s
     table = Table(per_s=0.0)
-    with pytest.raises(TargetError, match=r"wrote none of a batch in 12 attempts in a row"):
+    with pytest.raises(
+        TargetError, match=r"wrote nothing in 12 attempts in a row, nor did any other call"
+    ):
         fill(table, _plan(50), concurrency=4, rng=random.Random(1))
+
+
+class Unlucky(Table):
+    """A table that refuses the call carrying ``k0`` up to ``refusals`` times, each time other
+    calls have written since (they emptied its bucket), and serves everything else: a batch
+    meeting its partition empty again and again while others go by."""
+
+    def __init__(self, refusals: int) -> None:
+        super().__init__(per_s=1e9)
+        self.refusals = refusals
+        self._seen = -1
+
+    def _answer(self, RequestItems: Any) -> dict[str, Any]:
+        ((_, entries),) = RequestItems.items()
+        keys = {entry["PutRequest"]["Item"]["pk"]["S"] for entry in entries}
+        if "k0" in keys and self.refusals > 0 and len(self.stored) > self._seen:
+            self.refusals -= 1
+            self._seen = len(self.stored)
+            error = {"Code": "ProvisionedThroughputExceededException", "Message": "unlucky"}
+            raise ClientError({"Error": error}, "BatchWriteItem")
+        return super()._answer(RequestItems)
+
+
+def test_a_batch_refused_while_other_calls_write_keeps_its_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from loadgen.traffic import prefill
+
+    monkeypatch.setattr(prefill, "BACKOFF_BASE_S", 0.0005)  # 12 attempts in well under 5 s
+    table = Unlucky(refusals=2 * prefill.MAX_ATTEMPTS)
+    summary = fill(table, _plan(20_000), concurrency=16, rng=random.Random(1))
+    assert len(table.stored) == summary.items == 20_000
+    # Its batch was refused MAX_ATTEMPTS times in a row or more, each while others wrote.
+    assert table.refusals <= prefill.MAX_ATTEMPTS
 
 
 def test_the_window_halves_once_for_the_calls_in_flight_and_grows_back() -> None:
