@@ -722,11 +722,13 @@ def simulate(
         # index, an execution of one request is refused where the partition of any of its
         # lanes' keys refused (refused late in the second, all of them: where its most
         # refused one did); over tables and indexes, as the one that refused most (a write and
-        # the index entries that push back on it are refused together). `where`: the most
-        # refused lane's touches by partition, and those refused, where its retries come back.
-        # Per pattern, group and table or index: its lanes' touches, their totals and the
-        # share of them refused.
-        on_scope: dict[tuple[int, int, tuple[str, str | None, str]], list[Any]] = {}
+        # the index entries that push back on it are refused together). `on_scope`: per
+        # pattern, group and table or index, each refused lane's touches, their total and the
+        # share refused; `where`: the most refused lane's touches by partition, and those
+        # refused, where its retries come back.
+        on_scope: dict[
+            tuple[int, int, tuple[str, str | None, str]], list[tuple[np.ndarray, float, float]]
+        ] = {}
         lane_refused = np.zeros((2, n_patterns))
         where: dict[tuple[int, int], tuple[int, np.ndarray, float, float]] = {}
         for number, (i, _) in enumerate(lane_list):

@@ -358,12 +358,16 @@ class _Writing:
         summary = self.summary
         pending: dict[str, list[Any]] = {table: [{"PutRequest": {"Item": i}} for i in batch]}
         attempt = 0  # attempts in a row that wrote none of the batch: its backoff grows
-        stalled = 0  # of those, attempts in a row in which no call wrote anything
-        while stalled < MAX_ATTEMPTS:
+        stalled = 0  # attempts in a row since whose last no call wrote anything
+        written = -1  # the items written by every call at the last attempt
+        while True:
+            with self._lock:
+                stalled = stalled + 1 if summary.items == written else 0
+                written = summary.items
+            if stalled == MAX_ATTEMPTS:
+                break
             sent = sum(len(v) for v in pending.values())
             sent_at = time.monotonic()
-            with self._lock:
-                written = summary.items
             try:
                 answer = self.db.batch_write_item(
                     RequestItems=pending, ReturnConsumedCapacity="TOTAL"
@@ -378,7 +382,6 @@ class _Writing:
                 with self._lock:
                     summary.calls += 1
                     summary.throttled_calls += 1
-                    stalled = stalled + 1 if summary.items == written else 0
                 self.pace.throttled(sent_at)
                 if self.stop.wait(_backoff(attempt, self.rng)):
                     return
@@ -406,8 +409,6 @@ class _Writing:
                 return
             self.pace.throttled(sent_at)
             attempt = 0 if unprocessed < sent else attempt + 1
-            with self._lock:
-                stalled = stalled + 1 if summary.items == written else 0
             pending = left
             if self.stop.wait(_backoff(attempt, self.rng)):
                 return

@@ -251,14 +251,12 @@ def two_item_transaction(tmp_path: Path, hot_share: float | None, rate: float) -
     """A transaction putting an ``A#`` item and a ``B#`` item on a table of 16 partitions,
     at ``rate`` a second; each item's key ``hot`` takes ``hot_share`` of its draws (None:
     every draw)."""
-    entities = {"a": {"item": {"pk": "A#{a}"}}, "b": {"item": {"pk": "B#{b}"}}}
-    generators = {
-        name: {"count": 1000, "distribution": "uniform", "named": {"hot": hot_share}}
+    drawn = {"count": 1000, "distribution": "uniform", "named": {"hot": hot_share}}
+    generators = {} if hot_share is None else {"a": drawn, "b": drawn}
+    entities = {
+        name: {"item": {"pk": f"{name.upper()}#" + ("hot" if hot_share is None else f"{{{name}}}")}}
         for name in ("a", "b")
     }
-    if hot_share is None:
-        entities = {"a": {"item": {"pk": "A#hot"}}, "b": {"item": {"pk": "B#hot"}}}
-        generators = {}
     data = {
         "name": "two items",
         "tables": [{"TableName": "t", "BillingMode": "PAY_PER_REQUEST",
